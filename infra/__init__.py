@@ -1,0 +1,1 @@
+"""Everything that fetches, starts and inspects the platform's real components."""

@@ -1,0 +1,20 @@
+"""The ``lk`` command line: one typer app, one sub-command module per concern."""
+
+from __future__ import annotations
+
+import typer
+
+from lk.cli import infra
+
+app = typer.Typer(
+    name="lk",
+    help="Lambda-vs-Kappa reference platform: Kafka log, Spark views, Delta tables.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+app.add_typer(infra.app, name="infra")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,202 @@
+"""The platform's one typed configuration: a YAML file plus ``LK_*`` environment overrides.
+
+Precedence, highest first: keyword arguments, environment (``LK_MODE=kappa``,
+``LK_KAFKA__BOOTSTRAP_SERVERS=host:9092``, nested fields joined by ``__``), the YAML
+file (``LK_CONFIG`` or ``./lk.yaml``), then the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+Mode = Literal["lambda", "kappa"]
+VIEW_NAMES = ("revenue_by_category", "events_by_type", "user_sessions", "conversions", "cart_state")
+
+
+_UNITS = {"ms": 0.001, "s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60,
+          "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s*$")
+
+
+def parse_duration(value: Any) -> Any:
+    """Accept ``"10 minutes"``, ``"30m"``, ``"1h"``, ``"90s"`` as well as pydantic's forms."""
+    if isinstance(value, str) and (match := _DURATION.match(value.lower())):
+        number, unit = match.groups()
+        if unit in _UNITS:
+            return timedelta(seconds=float(number) * _UNITS[unit])
+    return value
+
+
+def format_duration(value: timedelta) -> str:
+    """Render a duration the way Spark interval strings expect it (``"600 seconds"``)."""
+    return f"{int(value.total_seconds())} seconds"
+
+
+Duration = Annotated[
+    timedelta, BeforeValidator(parse_duration), PlainSerializer(format_duration, return_type=str)
+]
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message names the offending field."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class KafkaSettings(_Section):
+    """Where the log lives and how its topics are laid out."""
+
+    bootstrap_servers: str = "127.0.0.1:9092"
+    events_topic: str = "events"
+    catalog_topic: str = "catalog"
+    events_partitions: int = Field(4, ge=1)
+    catalog_partitions: int = Field(1, ge=1)
+    events_retention_ms: int = Field(-1, ge=-1, description="-1 keeps the log for good")
+    producer_linger_ms: int = Field(20, ge=0)
+    producer_batch_size: int = Field(256 * 1024, ge=1024)
+    producer_compression: Literal["none", "gzip", "lz4", "zstd", "snappy"] = "gzip"
+
+
+class BrokerSettings(_Section):
+    """The single-node KRaft broker that ``lk infra up`` runs on this machine."""
+
+    home: Path = Path(".lk/kafka")
+    jars_dir: Path = Path(".lk/jars/kafka")
+    port: int = Field(9092, ge=1, le=65535)
+    controller_port: int = Field(9093, ge=1, le=65535)
+    heap: str = "512m"
+    start_timeout_s: float = Field(90.0, gt=0)
+
+
+class SparkSettings(_Section):
+    """How sessions are built; any ``spark.*`` key in ``conf`` is passed through as-is."""
+
+    master: str = "local[2]"
+    app_name: str = "lk"
+    shuffle_partitions: int = Field(4, ge=1)
+    driver_memory: str = "2g"
+    jars_dir: Path = Path(".lk/jars/spark")
+    ui_enabled: bool = False
+    conf: dict[str, str] = Field(default_factory=dict)
+
+
+class StorageSettings(_Section):
+    """Root of every Delta table and checkpoint: a local path or any URI Delta supports."""
+
+    root: str = ".lk/data"
+
+    def uri(self) -> str:
+        """The root as an absolute URI (local paths are resolved against the cwd)."""
+        if "://" in self.root:
+            return self.root.rstrip("/")
+        return Path(self.root).resolve().as_uri().replace("file:///", "file:/", 1)
+
+
+class StreamSettings(_Section):
+    """Micro-batch pacing and backpressure for the speed layer and Kappa replay."""
+
+    trigger_interval: str = "1 second"
+    max_offsets_per_trigger: int = Field(200_000, ge=1)
+    dedup_horizon: Duration = timedelta(minutes=30)
+
+
+class ViewSettings(_Section):
+    """Window sizes, gaps, join intervals and allowed lateness of the built-in views."""
+
+    tumbling_window: Duration = timedelta(minutes=1)
+    hop_window: Duration = timedelta(minutes=10)
+    hop_slide: Duration = timedelta(minutes=1)
+    session_gap: Duration = timedelta(minutes=30)
+    conversion_lookback: Duration = timedelta(minutes=60)
+    conversion_window: Duration = timedelta(minutes=1)
+    hll_lg_k: int = Field(12, ge=4, le=21)
+    allowed_lateness: dict[str, Duration] = Field(
+        default_factory=lambda: {name: timedelta(minutes=10) for name in VIEW_NAMES}
+    )
+
+    @field_validator("hop_slide")
+    @classmethod
+    def _slide_divides_window(cls, slide: timedelta, info: Any) -> timedelta:
+        window = info.data.get("hop_window")
+        if window is not None and (slide <= timedelta(0) or window % slide):
+            raise ValueError("hop_slide must be positive and divide hop_window")
+        return slide
+
+    def lateness(self, view: str) -> timedelta:
+        """Allowed lateness of one view (10 minutes unless configured)."""
+        return self.allowed_lateness.get(view, timedelta(minutes=10))
+
+
+class Settings(BaseSettings):
+    """Everything the platform reads at start; ``mode`` picks the wiring."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LK_", env_nested_delimiter="__", frozen=True, extra="forbid"
+    )
+
+    mode: Mode = "lambda"
+    kafka: KafkaSettings = KafkaSettings()
+    broker: BrokerSettings = BrokerSettings()
+    spark: SparkSettings = SparkSettings()
+    storage: StorageSettings = StorageSettings()
+    stream: StreamSettings = StreamSettings()
+    views: ViewSettings = ViewSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        yaml_file = settings_cls.model_config.get("yaml_file")
+        return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file))
+
+
+def config_path() -> Path | None:
+    """The YAML file in force: ``$LK_CONFIG``, else ``./lk.yaml`` if present."""
+    if env := os.environ.get("LK_CONFIG"):
+        return Path(env)
+    local = Path("lk.yaml")
+    return local if local.exists() else None
+
+
+def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
+    """Load and validate the configuration; raise ``ConfigError`` naming each bad field."""
+    path = path or config_path()
+    if path is not None and not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    sources = type(
+        "Settings", (Settings,), {"model_config": {**Settings.model_config, "yaml_file": path}}
+    )
+    try:
+        return sources(**overrides)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()
+        )
+        raise ConfigError(f"invalid configuration ({path or 'defaults'}): {problems}") from None

@@ -1,0 +1,59 @@
+"""The one SparkSession factory: cached jars, Delta, UTC and small-machine defaults.
+
+Library code never builds a session; it takes one as a parameter. Only entry points
+(the CLI, Airflow tasks, test fixtures, benchmarks) call :func:`build_session`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from pyspark.sql import SparkSession
+
+from infra.jars import spark_jars
+from lk.config import Settings
+
+# Python-side timestamps (``collect()``, ``toPandas()``) follow the process time zone;
+# the platform is UTC end to end.
+os.environ["TZ"] = "UTC"
+time.tzset()
+
+
+def session_conf(settings: Settings) -> dict[str, str]:
+    """Every ``spark.*`` setting the factory applies, user settings last (they win)."""
+    spark = settings.spark
+    conf = {
+        "spark.jars": ",".join(str(j) for j in spark_jars(settings)),
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        "spark.sql.shuffle.partitions": str(spark.shuffle_partitions),
+        "spark.default.parallelism": str(spark.shuffle_partitions),
+        "spark.driver.memory": spark.driver_memory,
+        "spark.ui.enabled": str(spark.ui_enabled).lower(),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.streaming.stateStore.providerClass": (
+            "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+        ),
+        "spark.databricks.delta.snapshotPartitions": "2",
+        "spark.databricks.delta.autoCompact.enabled": "false",
+        "spark.sql.warehouse.dir": f"{settings.storage.uri()}/_warehouse",
+    }
+    if spark.master.startswith("local"):
+        conf |= {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+    return conf | dict(spark.conf)
+
+
+def build_session(settings: Settings, app_name: str | None = None) -> SparkSession:
+    """Build (or return the running) SparkSession for these settings."""
+    builder = SparkSession.builder.master(settings.spark.master).appName(
+        app_name or settings.spark.app_name
+    )
+    for key, value in session_conf(settings).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
