@@ -63,8 +63,14 @@ def fetch(jar_set: JarSet, *, prune_pyspark: bool) -> list[Path]:
     jar_set.target.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [
-            "mvn", "-B", "-q", "-f", str(jar_set.pom), "dependency:copy-dependencies",
-            "-DincludeScope=runtime", f"-DoutputDirectory={jar_set.target}",
+            "mvn",
+            "-B",
+            "-q",
+            "-f",
+            str(jar_set.pom),
+            "dependency:copy-dependencies",
+            "-DincludeScope=runtime",
+            f"-DoutputDirectory={jar_set.target}",
         ],
         check=True,
     )

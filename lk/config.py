@@ -33,8 +33,19 @@ Mode = Literal["lambda", "kappa"]
 VIEW_NAMES = ("revenue_by_category", "events_by_type", "user_sessions", "conversions", "cart_state")
 
 
-_UNITS = {"ms": 0.001, "s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60,
-          "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+_UNITS = {
+    "ms": 0.001,
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+    "d": 86400,
+    "day": 86400,
+}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s*$")
 
 
@@ -77,6 +88,9 @@ class KafkaSettings(_Section):
     producer_linger_ms: int = Field(20, ge=0)
     producer_batch_size: int = Field(256 * 1024, ge=1024)
     producer_compression: Literal["none", "gzip", "lz4", "zstd", "snappy"] = "gzip"
+    spark_options: dict[str, str] = Field(
+        default_factory=dict, description="extra options for Spark's Kafka source (kafka.*)"
+    )
 
 
 class BrokerSettings(_Section):
@@ -173,6 +187,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Keyword arguments, then ``LK_*`` variables, then the YAML file."""
         yaml_file = settings_cls.model_config.get("yaml_file")
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file))
 

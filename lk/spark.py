@@ -49,6 +49,8 @@ def session_conf(settings: Settings) -> dict[str, str]:
 
 def build_session(settings: Settings, app_name: str | None = None) -> SparkSession:
     """Build (or return the running) SparkSession for these settings."""
+    if settings.spark.master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.master(settings.spark.master).appName(
         app_name or settings.spark.app_name
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from lk.cli import infra
+from lk.cli.produce import produce_command
 
 app = typer.Typer(
     name="lk",
@@ -13,6 +14,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 app.add_typer(infra.app, name="infra")
+app.command("produce")(produce_command)
 
 
 def main() -> None:

@@ -2,6 +2,109 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import subprocess
+from typing import Annotated
+
 import typer
+from kafka.errors import KafkaError
+from rich.logging import RichHandler
+from rich.table import Table
+
+from infra import jars, kafka_broker, topics
+from lk.cli import common
+from lk.cli.common import console, failures_as_exit
+from lk.config import Settings
 
 app = typer.Typer(help="Fetch jars and run the local Kafka broker.", no_args_is_help=True)
+
+#: The errors a user can act on: printed in red, exit code 1, no traceback.
+EXPECTED = (
+    kafka_broker.BrokerError,
+    jars.MissingJarsError,
+    subprocess.CalledProcessError,
+    KafkaError,
+)
+
+
+def _settings() -> Settings:
+    """Route library logging through rich, then load settings (config errors exit 2)."""
+    logging.basicConfig(
+        level=logging.WARNING,
+        format="%(message)s",
+        handlers=[RichHandler(console=common.err_console, show_path=False, show_time=False)],
+    )
+    logging.getLogger("infra").setLevel(logging.INFO)
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # start-up polling is noisy
+    return common.settings()
+
+
+def _print_status(status: kafka_broker.BrokerStatus) -> None:
+    state = f"[green]running[/green] (pid {status.pid})" if status.running else "[red]stopped[/red]"
+    console.print(f"broker {status.bootstrap}: {state}  home {status.home}")
+    if not status.running:
+        return
+    table = Table("topic", "partition", "start offset", "end offset", "retention.ms", "cleanup")
+    for topic in status.topics:
+        for i, partition in enumerate(sorted(topic.end_offsets)):
+            first = i == 0
+            table.add_row(
+                topic.name if first else "",
+                str(partition),
+                str(topic.start_offsets.get(partition, "")),
+                str(topic.end_offsets[partition]),
+                (topic.retention_ms or "") if first else "",
+                (topic.cleanup_policy or "") if first else "",
+                end_section=i == topic.partitions - 1,
+            )
+    console.print(table if status.topics else "no topics")
+
+
+@app.command()
+def fetch() -> None:
+    """Fetch the Spark extras and the Kafka broker jars from Maven Central."""
+    settings = _settings()
+    with failures_as_exit(*EXPECTED):
+        found = jars.fetch_all(settings)
+    for name, paths in found.items():
+        console.print(f"{name}: {len(paths)} jars in {paths[0].parent}")
+
+
+@app.command()
+def up() -> None:
+    """Start the broker (fetching its jars if missing), create the topics, show the status."""
+    settings = _settings()
+
+    kafka_jars = jars.jar_sets(settings)[1]
+    with failures_as_exit(*EXPECTED):
+        if not any(kafka_jars.target.glob("*.jar")):
+            console.print(f"fetching the Kafka broker jars into {kafka_jars.target} ...")
+            jars.fetch(kafka_jars, prune_pyspark=False)
+        kafka_broker.up(settings)
+        topics.ensure_topics(settings)
+        current = kafka_broker.status(settings)
+    _print_status(current)
+
+
+@app.command()
+def down() -> None:
+    """Stop the broker (SIGTERM, then SIGKILL after a timeout)."""
+    settings = _settings()
+    with failures_as_exit(*EXPECTED):
+        stopped = kafka_broker.down(settings)
+    console.print("broker stopped" if stopped else "broker was not running")
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Show the broker, its topics, partitions, offsets, retention and cleanup policy."""
+    settings = _settings()
+    with failures_as_exit(*EXPECTED):
+        current = kafka_broker.status(settings)
+    if as_json:
+        typer.echo(json.dumps(current.to_dict(), indent=2))
+    else:
+        _print_status(current)

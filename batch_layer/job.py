@@ -1,0 +1,192 @@
+"""The nightly batch run: freeze a cutoff, land the log, recompute every view, check, publish.
+
+``run_batch`` is what ``lk batch`` and the Airflow DAG call. It never modifies a
+published view: each run writes its own folder and becomes visible only through the one
+atomic append to the runs log, after every quality check has passed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from quality.checks import CheckReport, QualityError, TableChecks, require, run_checks
+
+from batch_layer import bronze, runs
+from batch_layer.runs import BatchRun
+from event_log.catalog import read_catalog
+from event_log.kafka_source import read_range
+from infra.topics import end_offsets
+from lk import storage
+from lk.config import Settings
+from lk.tables import Tables
+from views.base import View, ViewContext
+from views.registry import ViewRegistry, default_registry
+
+log = logging.getLogger(__name__)
+KEEP_RUNS = 2
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What a call to :func:`run_batch` did."""
+
+    run: BatchRun
+    skipped: bool
+    checks: tuple[CheckReport, ...] = ()
+
+
+def below(cutoff: Mapping[int, int]) -> Column:
+    """Rows whose (partition, offset) lies below the per-partition ``cutoff``."""
+    if not cutoff:
+        return F.lit(False)
+    terms = [(F.col("partition") == p) & (F.col("offset") < o) for p, o in cutoff.items()]
+    return reduce(lambda a, b: a | b, terms)
+
+
+def bronze_events(spark: SparkSession, tables: Tables, cutoff: Mapping[int, int]) -> DataFrame:
+    """Bronze events below ``cutoff``: the input of every batch view."""
+    return spark.read.format("delta").load(tables.bronze).where(below(cutoff)).drop("run_id")
+
+
+def view_checks(
+    view: View, presented: DataFrame, events: DataFrame, ctx: ViewContext
+) -> TableChecks:
+    """The quality checks of one presented batch view."""
+    sums: dict[str, object] = {}
+    if view.totals is not None:
+        expected = view.totals(events, ctx.settings)
+        row = events.agg(*[expr.alias(name) for name, expr in expected.items()]).first()
+        sums = {name: row[name] for name in expected if row[name] is not None}
+    return TableChecks(
+        table=view.name,
+        not_null=view.key,
+        unique_key=view.key,
+        non_negative=view.non_negative,
+        column_sums=sums,
+    )
+
+
+BRONZE_CHECKS = TableChecks(
+    table="bronze",
+    not_null=(
+        "event_id",
+        "event_type",
+        "user_id",
+        "product_id",
+        "event_time",
+        "partition",
+        "offset",
+    ),
+    unique_key=("event_id",),
+    allowed_values={"event_type": ("page_view", "add_to_cart", "remove_from_cart", "purchase")},
+)
+
+
+def run_batch(
+    spark: SparkSession,
+    settings: Settings,
+    registry: ViewRegistry | None = None,
+    *,
+    force: bool = False,
+    on_view: Callable[[str], None] | None = None,
+) -> BatchResult:
+    """Recompute every registered view over the whole log up to a frozen cutoff.
+
+    Args:
+        spark: the session to run on.
+        settings: platform settings.
+        registry: views to compute (the built-in ones by default).
+        force: recompute even when the log has not moved since the last published run.
+        on_view: called after each view is written (progress reporting, fault injection).
+
+    Raises:
+        QualityError: a check failed; the run is recorded as failed and the previously
+            published views stay published.
+    """
+    registry = registry or default_registry()
+    tables = Tables.of(settings)
+    started = datetime.now(UTC).replace(tzinfo=None)
+    cutoff = end_offsets(settings, settings.kafka.events_topic)
+    catalog_cutoff = end_offsets(settings, settings.kafka.catalog_topic)
+    previous = runs.latest_published(spark, tables)
+    if (
+        previous is not None
+        and not force
+        and previous.cutoff == cutoff
+        and previous.catalog_cutoff == catalog_cutoff
+        and set(previous.views) == set(registry.names())
+    ):
+        log.info("log unchanged since run %s: nothing to do", previous.run_id)
+        return BatchResult(run=previous, skipped=True)
+
+    run = BatchRun(
+        run_id=runs.new_run_id(),
+        status="running",
+        started_at=started,
+        finished_at=None,
+        cutoff=cutoff,
+        catalog_cutoff=catalog_cutoff,
+    )
+    landed_from = previous.cutoff if previous else {}
+    raw = read_range(spark, settings, settings.kafka.events_topic, landed_from, cutoff)
+    landing = bronze.land(spark, tables, raw, run.run_id)
+    events = bronze_events(spark, tables, cutoff).persist()
+    try:
+        ctx = ViewContext(settings.views, read_catalog(spark, settings, catalog_cutoff).persist())
+        reports = [run_checks(events, BRONZE_CHECKS)]
+        for view in registry:
+            path = tables.batch_view(run.run_id, view.name)
+            view.compute(events, ctx).write.format("delta").mode("overwrite").save(path)
+            presented = view.present(spark.read.format("delta").load(path))
+            reports.append(run_checks(presented, view_checks(view, presented, events, ctx)))
+            if on_view:
+                on_view(view.name)
+        bronze_rows = events.count()
+    finally:
+        events.unpersist()
+    quarantined_rows = spark.read.format("delta").load(tables.quarantine).count()
+    run = replace(
+        run,
+        finished_at=datetime.now(UTC).replace(tzinfo=None),
+        bronze_rows=bronze_rows,
+        quarantined_rows=quarantined_rows,
+        views=registry.names(),
+    )
+    try:
+        require(reports)
+    except QualityError as err:
+        runs.record(spark, tables, replace(run, status="failed", detail=str(err)))
+        raise
+    run = replace(
+        run,
+        status="published",
+        detail=f"landed {landing.landed} events, quarantined {landing.quarantined}",
+    )
+    runs.record(spark, tables, run)
+    _drop_old_runs(spark, tables)
+    return BatchResult(run=run, skipped=False, checks=tuple(reports))
+
+
+def _drop_old_runs(spark: SparkSession, tables: Tables) -> None:
+    """Keep the folders of the newest published runs; delete older and failed ones."""
+    history = runs.history(spark, tables)
+    published = [r.run_id for r in history if r.status == "published"]
+    keep = set(published[-KEEP_RUNS:])
+    for run in history:
+        if run.run_id not in keep and run.run_id < published[-1]:
+            storage.delete(spark, tables.batch_run_dir(run.run_id))
+
+
+def read_batch_state(spark: SparkSession, settings: Settings, view: View) -> DataFrame | None:
+    """The state of ``view`` from the latest published run, or None before the first run."""
+    tables = Tables.of(settings)
+    run = runs.latest_published(spark, tables)
+    if run is None or view.name not in run.views:
+        return None
+    return spark.read.format("delta").load(tables.batch_view(run.run_id, view.name))

@@ -1,0 +1,1 @@
+"""The event log: schema, workload generator, producer and the Spark-side decoder."""

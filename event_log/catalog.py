@@ -1,0 +1,48 @@
+"""The catalog table, rebuilt from the compacted change-data-capture topic."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from event_log.decode import PRICE
+from event_log.kafka_source import Offsets, read_range
+from lk.config import Settings
+
+PRODUCT = T.StructType(
+    [
+        T.StructField("product_id", T.LongType()),
+        T.StructField("name", T.StringType()),
+        T.StructField("category", T.StringType()),
+        T.StructField("price", PRICE),
+        T.StructField("updated_at", T.StringType()),
+    ]
+)
+
+
+def catalog_table(changes: DataFrame) -> DataFrame:
+    """Latest value per key (by offset); a tombstone (null value) removes the product.
+
+    Args:
+        changes: Kafka rows of the ``catalog`` topic (``key``, ``value``, ``partition``,
+            ``offset``).
+    """
+    latest = Window.partitionBy("key").orderBy(F.col("partition").desc(), F.col("offset").desc())
+    last = changes.withColumn("_rank", F.row_number().over(latest)).where("_rank = 1")
+    rows = last.where(F.col("value").isNotNull()).select(
+        F.from_json(F.col("value").cast("string"), PRODUCT).alias("p")
+    )
+    return rows.select(
+        "p.product_id",
+        "p.name",
+        "p.category",
+        "p.price",
+        F.to_timestamp("p.updated_at", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").alias("updated_at"),
+    ).where(F.col("product_id").isNotNull())
+
+
+def read_catalog(spark: SparkSession, settings: Settings, end: Offsets) -> DataFrame:
+    """The catalog as of ``end`` (end offsets of the ``catalog`` topic)."""
+    changes = read_range(spark, settings, settings.kafka.catalog_topic, {}, end)
+    return catalog_table(changes)

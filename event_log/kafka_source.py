@@ -1,0 +1,60 @@
+"""Spark readers of the Kafka topics, batch (an offset range) and streaming."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from pyspark.sql import DataFrame, SparkSession
+
+from lk.config import Settings
+
+Offsets = Mapping[int, int]
+
+
+def offsets_json(topic: str, offsets: Offsets) -> str:
+    """Spark's ``{"topic": {"0": 12, ...}}`` offset notation."""
+    return json.dumps({topic: {str(p): int(o) for p, o in sorted(offsets.items())}})
+
+
+def _options(settings: Settings, topic: str) -> dict[str, str]:
+    return {
+        "kafka.bootstrap.servers": settings.kafka.bootstrap_servers,
+        "subscribe": topic,
+        "failOnDataLoss": "true",
+        **settings.kafka.spark_options,
+    }
+
+
+def read_range(
+    spark: SparkSession, settings: Settings, topic: str, start: Offsets, end: Offsets
+) -> DataFrame:
+    """The records of ``topic`` in ``[start, end)`` per partition (a bounded batch read)."""
+    partitions = {p: start.get(p, 0) for p in end}
+    if all(partitions[p] >= end[p] for p in end):
+        return spark.createDataFrame(
+            [],
+            "key binary, value binary, topic string, partition int, offset long, "
+            "timestamp timestamp, timestampType int",
+        )
+    return (
+        spark.read.format("kafka")
+        .options(**_options(settings, topic))
+        .option("startingOffsets", offsets_json(topic, partitions))
+        .option("endingOffsets", offsets_json(topic, end))
+        .load()
+    )
+
+
+def read_stream(
+    spark: SparkSession, settings: Settings, topic: str, starting: Offsets | str = "earliest"
+) -> DataFrame:
+    """A streaming read of ``topic`` with the configured per-micro-batch offset cap."""
+    start = starting if isinstance(starting, str) else offsets_json(topic, starting)
+    return (
+        spark.readStream.format("kafka")
+        .options(**_options(settings, topic))
+        .option("startingOffsets", start)
+        .option("maxOffsetsPerTrigger", str(settings.stream.max_offsets_per_trigger))
+        .load()
+    )

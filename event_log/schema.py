@@ -1,0 +1,88 @@
+"""The versioned event and catalog schemas (see docs/semantics.md for the contract)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+import orjson
+
+SCHEMA_VERSION = 1
+EventType = Literal["page_view", "add_to_cart", "remove_from_cart", "purchase"]
+EVENT_TYPES: tuple[str, ...] = ("page_view", "add_to_cart", "remove_from_cart", "purchase")
+CART_TYPES: tuple[str, ...] = ("add_to_cart", "remove_from_cart", "purchase")
+REQUIRED_FIELDS: tuple[str, ...] = ("event_id", "event_type", "user_id", "product_id", "event_time")
+UNKNOWN_CATEGORY = "unknown"
+
+
+def format_time(moment: datetime) -> str:
+    """``2026-11-01T10:00:01.250Z``: UTC, millisecond precision."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment.isoformat(timespec="milliseconds") + "Z"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One shop event as a device sends it (schema version 1)."""
+
+    event_id: str
+    event_type: EventType
+    user_id: int
+    product_id: int
+    quantity: int | None
+    price: Decimal | None
+    event_time: datetime
+    sent_time: datetime | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    def to_json(self) -> bytes:
+        """The Kafka record value."""
+        return orjson.dumps(
+            {
+                "event_id": self.event_id,
+                "event_type": self.event_type,
+                "user_id": self.user_id,
+                "product_id": self.product_id,
+                "quantity": self.quantity,
+                "price": float(self.price) if self.price is not None else None,
+                "event_time": format_time(self.event_time),
+                "sent_time": format_time(self.sent_time) if self.sent_time else None,
+                "schema_version": self.schema_version,
+            }
+        )
+
+    def key(self) -> bytes:
+        """The Kafka record key: the user id, so a user's events stay in one partition."""
+        return str(self.user_id).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Product:
+    """One catalog row; the value of a change-data-capture record on ``catalog``."""
+
+    product_id: int
+    name: str
+    category: str
+    price: Decimal
+    updated_at: datetime
+
+    def to_json(self) -> bytes:
+        """The Kafka record value."""
+        return orjson.dumps(self.as_dict())
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return {
+            "product_id": self.product_id,
+            "name": self.name,
+            "category": self.category,
+            "price": float(self.price),
+            "updated_at": format_time(self.updated_at),
+        }
+
+    def key(self) -> bytes:
+        """The Kafka record key: the product id (the compaction key)."""
+        return str(self.product_id).encode()

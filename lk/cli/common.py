@@ -1,0 +1,33 @@
+"""What every ``lk`` command shares: settings loading, the console, clean failures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+from rich.console import Console
+
+from lk.config import ConfigError, Settings, load_settings
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def settings() -> Settings:
+    """Load the configuration or exit with the offending field named."""
+    try:
+        return load_settings()
+    except ConfigError as err:
+        err_console.print(f"[red]config error:[/red] {err}")
+        raise typer.Exit(2) from None
+
+
+@contextmanager
+def failures_as_exit(*errors: type[BaseException]) -> Iterator[None]:
+    """Turn the expected errors of a command into a red message and exit code 1."""
+    try:
+        yield
+    except errors as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(1) from None

@@ -1,0 +1,106 @@
+"""Shared fixtures: one typed Settings, one SparkSession and one Kafka broker per test session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from lk.config import Settings, load_settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings for the test session: storage under a temp dir, jars from the repo cache."""
+    root = tmp_path_factory.mktemp("lk")
+    return load_settings(
+        storage={"root": str(root / "data")},
+        spark={
+            "shuffle_partitions": 2,
+            "jars_dir": str(REPO / ".lk/jars/spark"),
+            "conf": {"spark.sql.streaming.minBatchesToRetain": "5"},
+        },
+        broker={"jars_dir": str(REPO / ".lk/jars/kafka"), "home": str(root / "kafka")},
+    )
+
+
+@pytest.fixture(scope="session")
+def spark(base_settings: Settings) -> Iterator:
+    """One local[2] SparkSession with Delta for the whole test session (UI off)."""
+    from lk.spark import build_session
+
+    session = build_session(base_settings, app_name="lk-tests")
+    yield session
+    session.stop()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def with_sections(settings: Settings, **sections: dict) -> Settings:
+    """Copy frozen Settings, updating fields of nested sections (``kafka={...}``)."""
+    update = {
+        name: getattr(settings, name).model_copy(update=fields) for name, fields in sections.items()
+    }
+    return settings.model_copy(update=update)
+
+
+@pytest.fixture(scope="session")
+def kafka_settings(
+    base_settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Settings]:
+    """One real KRaft broker for the test session, on two free ports and a temp home."""
+    from infra import kafka_broker
+
+    port, controller_port = free_port(), free_port()
+    while controller_port == port:
+        controller_port = free_port()
+    settings = with_sections(
+        base_settings,
+        broker={
+            "port": port,
+            "controller_port": controller_port,
+            "home": tmp_path_factory.mktemp("kafka-broker"),
+        },
+        kafka={"bootstrap_servers": f"127.0.0.1:{port}"},
+    )
+    try:
+        kafka_broker.up(settings)
+        yield settings
+    finally:
+        kafka_broker.down(settings)
+
+
+@pytest.fixture
+def make_topic_settings(kafka_settings: Settings) -> Callable[..., Settings]:
+    """Factory: Settings with fresh, unique events/catalog topics (created) on the session broker.
+
+    Keyword arguments override other ``kafka`` fields (e.g. ``events_partitions=2``).
+    """
+    from uuid import uuid4
+
+    from infra.topics import ensure_topics
+
+    def make(**kafka: object) -> Settings:
+        suffix = uuid4().hex[:10]
+        fields = {"events_topic": f"events_{suffix}", "catalog_topic": f"catalog_{suffix}"}
+        settings = with_sections(kafka_settings, kafka={**fields, **kafka})
+        ensure_topics(settings)
+        return settings
+
+    return make
+
+
+@pytest.fixture
+def topic_settings(make_topic_settings: Callable[..., Settings]) -> Settings:
+    """Settings with this test's own events/catalog topics (created) on the session broker."""
+    return make_topic_settings()

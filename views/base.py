@@ -1,0 +1,72 @@
+"""What a view is: a pure function over events plus the rule that merges its partial results.
+
+A view's *state* rows are partial results that can be combined: ``merge(a ∪ b)`` equals
+``compute(events_a ∪ events_b)`` whenever ``a = compute(events_a)`` and
+``b = compute(events_b)`` for disjoint event sets. That one law lets the batch layer,
+the speed layer and Kappa replay run the same code and still agree. ``present`` turns
+merged state into the rows readers see (it drops internal ``_`` columns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+
+from lk.config import ViewSettings
+
+
+@dataclass(frozen=True)
+class ViewContext:
+    """What a view may read besides events: its settings and the catalog table."""
+
+    settings: ViewSettings
+    catalog: DataFrame | None = None
+
+
+Compute = Callable[[DataFrame, ViewContext], DataFrame]
+Totals = Callable[[DataFrame, ViewSettings], dict[str, Column]]
+Merge = Callable[[DataFrame], DataFrame]
+Present = Callable[[DataFrame], DataFrame]
+
+
+def drop_internal(state: DataFrame) -> DataFrame:
+    """Default presentation: every column except the internal ``_``-prefixed ones."""
+    return state.select(*[c for c in state.columns if not c.startswith("_")])
+
+
+@dataclass(frozen=True)
+class View:
+    """A named view: ``compute`` (events -> state), ``merge`` (state -> state), ``present``.
+
+    Attributes:
+        name: the name readers query it by.
+        key: columns that identify one presented row.
+        compute: pure function from decoded, de-duplicated events to state rows.
+        merge: the merge rule; combines partial state rows for the same key.
+        merge_rule: one sentence for humans: how partial results combine and whether the
+            combination is exact.
+        present: state -> presented rows.
+        order_by: presentation order.
+        needs_catalog: whether ``compute`` reads ``ViewContext.catalog``.
+        context_lookback: for views that join events with earlier events (stream-stream
+            joins): how far behind the watermark the streaming layers must keep events.
+
+    """
+
+    name: str
+    key: tuple[str, ...]
+    compute: Compute
+    merge: Merge
+    merge_rule: str
+    present: Present = drop_internal
+    order_by: tuple[str, ...] = ()
+    needs_catalog: bool = False
+    context_lookback: Callable[[ViewSettings], object] | None = None
+    non_negative: tuple[str, ...] = ()
+    totals: Totals | None = None
+
+    def evaluate(self, events: DataFrame, ctx: ViewContext) -> DataFrame:
+        """Presented rows over ``events`` in one pass (what the batch layer publishes)."""
+        return self.present(self.compute(events, ctx))

@@ -1,0 +1,75 @@
+"""Purchases per minute and how many followed a view of the same product (stream-stream join)."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from views.base import View, ViewContext
+from views.windows import bounds, tumbling
+
+KEY = ("window_start",)
+
+
+def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
+    """One state row per purchase: its window and whether a matching view precedes it.
+
+    A purchase converts when the same user viewed the same product at most
+    ``conversion_lookback`` before it (both ends inclusive).
+    """
+    settings = ctx.settings
+    purchases = events.where(F.col("event_type") == "purchase").select(
+        "event_id", "user_id", "product_id", F.col("event_time").alias("_purchase_time")
+    )
+    views = events.where(F.col("event_type") == "page_view").select(
+        F.col("user_id").alias("_v_user"),
+        F.col("product_id").alias("_v_product"),
+        F.col("event_time").alias("_view_time"),
+    )
+    lookback = F.expr(f"INTERVAL {int(settings.conversion_lookback.total_seconds())} SECONDS")
+    matches = (
+        (F.col("user_id") == F.col("_v_user"))
+        & (F.col("product_id") == F.col("_v_product"))
+        & (F.col("_view_time") <= F.col("_purchase_time"))
+        & (F.col("_view_time") >= F.col("_purchase_time") - lookback)
+    )
+    converted = purchases.join(views, matches, "left_semi").select("event_id").distinct()
+    return (
+        purchases.join(converted.withColumn("converted", F.lit(True)), "event_id", "left")
+        .withColumn("window", tumbling("_purchase_time", settings.conversion_window))
+        .select(*bounds(), "event_id", F.coalesce("converted", F.lit(False)).alias("converted"))
+    )
+
+
+def merge(state: DataFrame) -> DataFrame:
+    """A purchase is converted if any partial result found a matching view (logical OR)."""
+    return state.groupBy("window_start", "window_end", "event_id").agg(
+        F.max("converted").alias("converted")
+    )
+
+
+def present(state: DataFrame) -> DataFrame:
+    """Per window: purchases, and purchases converted (each purchase counted once)."""
+    return state.groupBy("window_start", "window_end").agg(
+        F.count("*").alias("purchases"),
+        F.count(F.when(F.col("converted"), 1)).alias("converted"),
+    )
+
+
+VIEW = View(
+    name="conversions",
+    key=KEY,
+    compute=compute,
+    merge=merge,
+    merge_rule=(
+        "state is one row per purchase; merged by OR of 'converted'. Exact only when each "
+        "side saw the views it needs: the streaming layers keep page views for the "
+        "look-back (a stream-stream join), and a purchase whose view lies across the "
+        "batch cutoff is provisional until the next batch"
+    ),
+    present=present,
+    order_by=KEY,
+    context_lookback=lambda settings: settings.conversion_lookback,
+    non_negative=("purchases", "converted"),
+    totals=lambda events, _: {"purchases": F.count(F.when(F.col("event_type") == "purchase", 1))},
+)

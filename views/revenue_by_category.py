@@ -1,0 +1,60 @@
+"""Revenue per tumbling window and product category (a stream-table join with the catalog)."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from event_log.decode import AMOUNT
+from event_log.schema import UNKNOWN_CATEGORY
+from views.base import View, ViewContext
+from views.windows import bounds, tumbling
+
+KEY = ("window_start", "category")
+
+
+def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
+    """Orders and revenue of purchases per 1-minute window x category."""
+    if ctx.catalog is None:
+        raise ValueError("revenue_by_category needs the catalog table in its ViewContext")
+    categories = F.broadcast(ctx.catalog.select("product_id", "category"))
+    purchases = (
+        events.where(F.col("event_type") == "purchase")
+        .join(categories, "product_id", "left")
+        .withColumn("category", F.coalesce("category", F.lit(UNKNOWN_CATEGORY)))
+    )
+    return (
+        purchases.groupBy(
+            tumbling("event_time", ctx.settings.tumbling_window).alias("window"), "category"
+        )
+        .agg(
+            F.count("*").alias("orders"),
+            F.sum(F.col("price") * F.col("quantity")).cast(AMOUNT).alias("revenue"),
+        )
+        .select(*bounds(), "category", "orders", "revenue")
+    )
+
+
+def merge(state: DataFrame) -> DataFrame:
+    """Counts and sums add: exact for any split of the events."""
+    return state.groupBy("window_start", "window_end", "category").agg(
+        F.sum("orders").alias("orders"), F.sum("revenue").cast(AMOUNT).alias("revenue")
+    )
+
+
+VIEW = View(
+    name="revenue_by_category",
+    key=KEY,
+    compute=compute,
+    merge=merge,
+    merge_rule="orders and revenue add per (window, category): exact for any split",
+    order_by=KEY,
+    needs_catalog=True,
+    non_negative=("orders", "revenue"),
+    totals=lambda events, _: {
+        "orders": F.count(F.when(F.col("event_type") == "purchase", 1)),
+        "revenue": F.sum(
+            F.when(F.col("event_type") == "purchase", F.col("price") * F.col("quantity"))
+        ).cast(AMOUNT),
+    },
+)

@@ -1,0 +1,32 @@
+"""Window helpers shared by the windowed views (epoch-aligned, UTC)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+
+def interval(duration: timedelta) -> str:
+    """A Spark interval string for a duration (``"600 seconds"``)."""
+    millis = round(duration.total_seconds() * 1000)
+    return f"{millis // 1000} seconds" if millis % 1000 == 0 else f"{millis} milliseconds"
+
+
+def tumbling(time_column: str, size: timedelta) -> Column:
+    """Tumbling window struct of ``time_column``."""
+    return F.window(time_column, interval(size))
+
+
+def hopping(time_column: str, size: timedelta, slide: timedelta) -> Column:
+    """Hopping window struct: every event lands in ``size / slide`` windows."""
+    return F.window(time_column, interval(size), interval(slide))
+
+
+def bounds(window: str = "window") -> list[Column]:
+    """``window_start`` and ``window_end`` columns out of a window struct."""
+    return [
+        F.col(f"{window}.start").alias("window_start"),
+        F.col(f"{window}.end").alias("window_end"),
+    ]
