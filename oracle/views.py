@@ -140,8 +140,9 @@ def events_by_type(events: list[Event], settings: ViewSettings | None = None) ->
 
 
 def user_sessions(events: list[Event], settings: ViewSettings | None = None) -> list[Row]:
-    """Per-user sessions: a gap ``> session_gap`` between consecutive events splits them
-    (events exactly ``session_gap`` apart stay in one session).
+    """Per-user sessions: a gap ``> session_gap`` between consecutive events splits them.
+
+    Events exactly ``session_gap`` apart stay in one session.
 
     Args:
         events: valid, de-duplicated events.
