@@ -1,0 +1,72 @@
+"""Generated workloads as Kafka would store them, and comparison with the oracle."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+
+import oracle
+from event_log.generator import Record
+from event_log.producer import partition_for
+from lk.config import ViewSettings
+
+KAFKA_SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset long, "
+    "timestamp timestamp, timestampType int"
+)
+APPROX = "distinct_users_approx"
+APPROX_TOLERANCE = 0.05
+
+
+def as_logged(records: Iterable[Record], topic: str, partitions: int) -> list[oracle.RawRecord]:
+    """Records of one topic with the partition and offset Kafka gives them."""
+    next_offset: dict[int, int] = defaultdict(int)
+    logged = []
+    for record in records:
+        if record.topic != topic:
+            continue
+        partition = partition_for(record.key, partitions)
+        logged.append(oracle.RawRecord(partition, next_offset[partition], record.key, record.value))
+        next_offset[partition] += 1
+    return logged
+
+
+def kafka_frame(spark: SparkSession, logged: Sequence[oracle.RawRecord]) -> DataFrame:
+    """A DataFrame shaped like Spark's Kafka source over ``logged``."""
+    now = datetime(2026, 11, 22)
+    rows = [(r.key, r.value, "events", r.partition, r.offset, now, 0) for r in logged]
+    return spark.createDataFrame(rows, KAFKA_SCHEMA)
+
+
+def oracle_views(
+    events: Sequence[oracle.RawRecord],
+    catalog: Sequence[oracle.RawRecord],
+    settings: ViewSettings,
+) -> dict[str, list[dict]]:
+    """Every view, computed by the oracle from the raw records."""
+    decoded, _ = oracle.decode(events)
+    return oracle.compute_views(oracle.dedup(decoded), oracle.catalog_state(catalog), settings)
+
+
+def assert_view_matches(actual: DataFrame, expected: list[dict], name: str) -> None:
+    """Exact equality, except the HLL column, which must be within 5% of the exact count."""
+    spark = actual.sparkSession
+    columns = [c for c in actual.columns if c != APPROX]
+    expected_df = (
+        spark.createDataFrame(
+            [tuple(row[c] for c in columns) for row in expected], actual.select(columns).schema
+        )
+        if expected
+        else spark.createDataFrame([], actual.select(columns).schema)
+    )
+    assertDataFrameEqual(actual.select(columns), expected_df)
+    if APPROX in actual.columns:
+        worst = actual.select(
+            F.max(F.abs(F.col(APPROX) - F.col("distinct_users")) / F.col("distinct_users"))
+        ).first()[0]
+        assert worst is None or worst <= APPROX_TOLERANCE, f"{name}: HLL error {worst:.3f}"
