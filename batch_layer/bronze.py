@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from event_log.decode import EVENT_SCHEMA, decode_events, quarantined, valid_events
 from lk.tables import Tables
@@ -33,7 +34,7 @@ def first_copies(events: DataFrame) -> DataFrame:
 
 def ensure_tables(spark: SparkSession, tables: Tables) -> None:
     """Create the bronze and quarantine tables if they do not exist yet."""
-    bronze_schema = EVENT_SCHEMA.add("run_id", "string")
+    bronze_schema = T.StructType([*EVENT_SCHEMA.fields, T.StructField("run_id", T.StringType())])
     (
         DeltaTable.createIfNotExists(spark)
         .location(tables.bronze)

@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import multiprocessing
 import random
-from collections.abc import Iterator
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Literal
+from multiprocessing.process import BaseProcess
+from queue import Empty
+from typing import Any, Literal
 
 import orjson
 
-from event_log.schema import Event, Product, format_time
+from event_log.schema import Product, event_fields, format_time
 
 CATEGORIES = ("books", "electronics", "garden", "toys", "grocery", "fashion", "sports", "music")
 MALFORMED_KINDS = (
@@ -124,59 +129,141 @@ def _build_catalog(spec: WorkloadSpec, rng: random.Random) -> _Catalog:
     return catalog
 
 
+# The hot loops below keep time as integer microseconds since 1970-01-01 (UTC) instead
+# of datetimes: the same values, several times cheaper. Every conversion rounds exactly as
+# the datetime arithmetic it replaces (``timedelta * float`` and ``timedelta(seconds=x)``
+# round half to even), so a seed gives the same bytes as the datetime version did.
+_US = timedelta(microseconds=1)
+_EPOCH = datetime(1970, 1, 1)
+_MS = 1_000
+_NEVER = 1 << 62
+_EXACT_LIMIT = 1 << 40  # durations below ~12 days: a float product is within 1e-5 us
+
+
+def _micros(moment: datetime) -> int:
+    """Microseconds since 1970-01-01 UTC (naive datetimes are taken as UTC)."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return (moment - _EPOCH) // _US
+
+
+def _scaler(duration: timedelta) -> Callable[[float], int]:
+    """``factor -> (duration * factor)`` in microseconds, rounded as ``timedelta`` does."""
+    whole = duration // _US
+    if abs(whole) >= _EXACT_LIMIT:
+        return lambda factor: (duration * factor) // _US
+
+    def scaled(factor: float) -> int:
+        product = whole * factor
+        nearest = round(product)
+        # The float product is off by far less than 0.001 us; only near a tie can that
+        # change the rounding, and there the exact rational product decides.
+        if abs(product - nearest) > 0.499:
+            return (duration * factor) // _US
+        return nearest
+
+    return scaled
+
+
+def _seconds(seconds: float) -> int:
+    """``timedelta(seconds=seconds)`` in microseconds, for finite ``seconds >= 0``."""
+    whole = int(seconds)
+    return whole * 1_000_000 + round((seconds - whole) * 1e6)
+
+
+def _time_formatter() -> Callable[[int], str]:
+    """``format_time`` for microseconds since the epoch, caching each second's prefix."""
+    prefixes: dict[int, str] = {}
+
+    def fmt(micros: int) -> str:
+        second, rest = divmod(micros, 1_000_000)
+        prefix = prefixes.get(second)
+        if prefix is None:
+            if len(prefixes) > 100_000:
+                prefixes.clear()
+            prefix = prefixes[second] = (_EPOCH + timedelta(seconds=second)).isoformat()
+        return f"{prefix}.{rest // _MS:03d}Z"
+
+    return fmt
+
+
+@dataclass(frozen=True)
+class _Prices:
+    """The catalog as the timelines need it: integer times, float prices, delete times."""
+
+    times: list[list[int]]
+    prices: list[list[float]]
+    dead: list[int]
+
+    @classmethod
+    def of(cls, catalog: _Catalog, products: int) -> _Prices:
+        times: list[list[int]] = [[] for _ in range(products + 1)]
+        prices: list[list[float]] = [[] for _ in range(products + 1)]
+        dead = [_NEVER] * (products + 1)
+        for pid, moments in catalog.price_times.items():
+            times[pid] = [_micros(m) for m in moments]
+            prices[pid] = [float(p) for p in catalog.prices[pid]]
+        for pid, moment in catalog.deleted_at.items():
+            dead[pid] = _micros(moment)
+        return cls(times, prices, dead)
+
+
 def _user_timeline(
-    user: int, budget: int, spec: WorkloadSpec, catalog: _Catalog, rng: random.Random
-) -> Iterator[tuple[datetime, str, int, int | None, Decimal | None]]:
-    """Yield ``(true_time, type, product, quantity, price)`` in time order for one user."""
+    user: int, budget: int, spec: WorkloadSpec, catalog: _Prices, rng: random.Random
+) -> Iterator[tuple[int, int, str, int, int | None, float | None]]:
+    """Yield ``(true_time_us, user, type, product, quantity, price)`` in time order."""
+    start = _micros(spec.start)
+    span = _scaler(spec.span)
+    draw, choice, randint, expovariate = rng.random, rng.choice, rng.randint, rng.expovariate
+    times, prices, dead, products = catalog.times, catalog.prices, catalog.dead, spec.products
     sessions = max(1, budget // 8)
-    starts = sorted(spec.start + spec.span * rng.random() for _ in range(sessions))
+    starts = sorted(start + span(draw()) for _ in range(sessions))
     per_session = [
         budget // sessions + (1 if i < budget % sessions else 0) for i in range(sessions)
     ]
     cart: dict[int, int] = {}
-    viewed: list[int] = []
-    now = spec.start
+    viewed: deque[int] = deque(maxlen=5)
+    now = start
     for session_start, count in zip(starts, per_session, strict=True):
-        now = max(now + timedelta(milliseconds=1), session_start)
+        now = max(now + _MS, session_start)
         for i in range(count):
             if i:
-                gap = (
-                    timedelta(minutes=30)
-                    if rng.random() < 0.03
-                    else timedelta(seconds=min(rng.expovariate(1 / 60), 1500))
-                )
-                now += max(gap, timedelta(milliseconds=1))
-            now = now.replace(microsecond=now.microsecond // 1000 * 1000)
-            live = [p for p in viewed[-5:] if catalog.live(p, now)]
-            roll = rng.random()
+                # 3% of gaps are 30 minutes; the rest exponential, mean a minute, capped.
+                gap = 1_800_000_000 if draw() < 0.03 else _seconds(min(expovariate(1 / 60), 1500))
+                now += gap if gap > _MS else _MS
+            now -= now % _MS
+            roll = draw()
             if cart and roll < 0.17:
-                pid = rng.choice(sorted(cart))
+                pid = choice(sorted(cart))
                 qty = cart.pop(pid)
-                yield now, "purchase", pid, qty, catalog.price_at(pid, now)
+                price = prices[pid][max(0, bisect.bisect_right(times[pid], now) - 1)]
+                yield now, user, "purchase", pid, qty, price
             elif cart and roll < 0.25:
-                pid = rng.choice(sorted(cart))
-                qty = rng.randint(1, cart[pid])
+                pid = choice(sorted(cart))
+                qty = randint(1, cart[pid])
                 cart[pid] -= qty
                 if not cart[pid]:
                     del cart[pid]
-                yield now, "remove_from_cart", pid, qty, None
-            elif live and roll < 0.45:
-                pid = rng.choice(live)
-                qty = rng.randint(1, 3)
+                yield now, user, "remove_from_cart", pid, qty, None
+            elif roll < 0.45 and (live := [p for p in viewed if now < dead[p]]):
+                pid = choice(live)
+                qty = randint(1, 3)
                 cart[pid] = cart.get(pid, 0) + qty
-                yield now, "add_to_cart", pid, qty, catalog.price_at(pid, now)
+                price = prices[pid][max(0, bisect.bisect_right(times[pid], now) - 1)]
+                yield now, user, "add_to_cart", pid, qty, price
             else:
-                pid = rng.randint(1, spec.products)
-                while not catalog.live(pid, now):
-                    pid = rng.randint(1, spec.products)
+                pid = randint(1, products)
+                while now >= dead[pid]:
+                    pid = randint(1, products)
                 viewed.append(pid)
-                yield now, "page_view", pid, None, None
+                yield now, user, "page_view", pid, None, None
 
 
-def _malformed(kind: str, event: Event) -> bytes:
-    good = orjson.loads(event.to_json())
+def _malformed(kind: str, good: dict[str, Any], encoded: bytes) -> bytes:
+    """A broken variant of one event (``good`` is its JSON object, ``encoded`` its bytes)."""
     if kind == "invalid_json":
-        return event.to_json()[:-7]
+        return encoded[:-7]
+    good = dict(good)
     if kind == "unsupported_schema_version":
         good["schema_version"] = 99
     elif kind == "missing_field":
@@ -193,32 +280,41 @@ def _malformed(kind: str, event: Event) -> bytes:
 
 
 def generate(spec: WorkloadSpec) -> Iterator[Record]:
-    """Yield the workload's records (``events`` and ``catalog``) in send order."""
+    """Yield the workload's records (``events`` and ``catalog``) in send order.
+
+    Send order is ``(send_time, creation sequence)``. Records stream out as soon as
+    nothing later generated can precede them: every future record is sent at or after
+    the true time of the event being generated, so a heap holds only the records within
+    ``jitter``/``max_lateness``/re-send reach of "now".
+    """
     rng = random.Random(spec.seed)
     catalog = _build_catalog(spec, rng)
-    skews = {
-        user: timedelta(seconds=rng.uniform(-1, 1) * spec.max_clock_skew.total_seconds())
+    skews = [0] + [
+        timedelta(seconds=rng.uniform(-1, 1) * spec.max_clock_skew.total_seconds()) // _US
         if rng.random() < spec.skewed_users_fraction
-        else timedelta(0)
-        for user in range(1, spec.users + 1)
-    }
+        else 0
+        for _ in range(spec.users)
+    ]
     budgets = [spec.events // spec.users] * spec.users
     for i in range(spec.events % spec.users):
         budgets[i] += 1
+    prices = _Prices.of(catalog, spec.products)
     timelines = [
-        (
-            (t, user, kind, pid, qty, price)
-            for t, kind, pid, qty, price in _user_timeline(
-                user, budget, spec, catalog, random.Random(f"{spec.seed}/{user}")
-            )
-        )
+        _user_timeline(user, budget, spec, prices, random.Random(f"{spec.seed}/{user}"))
         for user, budget in enumerate(budgets, start=1)
         if budget
     ]
-    # (send_time, sequence, record): sorting on it gives the send order.
-    outbox: list[tuple[datetime, int, Record]] = [
+    keys = [str(user).encode() for user in range(spec.users + 1)]
+    fmt = _time_formatter()
+    jitter, lateness = _scaler(spec.jitter), _scaler(spec.max_lateness)
+    draw = rng.random
+    late_fraction, duplicate_fraction = spec.late_fraction, spec.duplicate_fraction
+    malformed_fraction, seed = spec.malformed_fraction, spec.seed
+    dumps, push, pop = orjson.dumps, heapq.heappush, heapq.heappop
+    # (send_time, sequence, record): the heap pops records in send order.
+    pending: list[tuple[int, int, Record]] = [
         (
-            moment,
+            _micros(moment),
             seq,
             Record(
                 "catalog",
@@ -229,52 +325,113 @@ def generate(spec: WorkloadSpec) -> Iterator[Record]:
         )
         for seq, (moment, pid, product) in enumerate(catalog.changes)
     ]
-    seq = len(outbox)
+    heapq.heapify(pending)
+    seq = len(pending)
     for n, (true_time, user, kind, pid, qty, price) in enumerate(heapq.merge(*timelines)):
-        send = true_time + spec.jitter * rng.random()
-        late = rng.random() < spec.late_fraction
+        while pending and pending[0][0] <= true_time:
+            yield pop(pending)[2]
+        send = true_time + jitter(draw())
+        late = draw() < late_fraction
         if late:
-            send += spec.max_lateness * (0.2 + 0.8 * rng.random())
+            send += lateness(0.2 + 0.8 * draw())
         skew = skews[user]
-        event = Event(
-            event_id=f"s{spec.seed}-{n:08d}",
-            event_type=kind,
-            user_id=user,
-            product_id=pid,
-            quantity=qty,
-            price=price,
-            event_time=true_time + skew,
-            sent_time=send + skew,
-        )
-        outbox.append(
-            (
-                send,
-                seq := seq + 1,
-                Record("events", event.key(), event.to_json(), "late" if late else "event"),
-            )
-        )
-        if rng.random() < spec.duplicate_fraction:
-            resend = send + timedelta(seconds=0.1 + 30 * rng.random())
-            copy = Event(**{**_fields(event), "sent_time": resend + skew})
-            outbox.append(
-                (resend, seq := seq + 1, Record("events", copy.key(), copy.to_json(), "duplicate"))
-            )
-        if rng.random() < spec.malformed_fraction:
+        key = keys[user]
+        fields = event_fields(
+            f"s{seed}-{n:08d}", kind, user, pid, qty, price,
+            fmt(true_time + skew), fmt(send + skew),
+        )  # fmt: skip
+        value = dumps(fields)
+        seq += 1
+        push(pending, (send, seq, Record("events", key, value, "late" if late else "event")))
+        if draw() < duplicate_fraction:
+            resend = send + _seconds(0.1 + 30 * draw())
+            copy = dumps({**fields, "sent_time": fmt(resend + skew)})
+            seq += 1
+            push(pending, (resend, seq, Record("events", key, copy, "duplicate")))
+        if draw() < malformed_fraction:
             bad = rng.choice(MALFORMED_KINDS)
-            outbox.append(
-                (
-                    send,
-                    seq := seq + 1,
-                    Record("events", event.key(), _malformed(bad, event), f"malformed:{bad}"),
-                )
-            )
-    outbox.sort(key=lambda item: (item[0], item[1]))
-    for _, _, record in outbox:
-        yield record
+            seq += 1
+            junk = _malformed(bad, fields, value)
+            push(pending, (send, seq, Record("events", key, junk, f"malformed:{bad}")))
+    while pending:
+        yield pop(pending)[2]
 
 
-def _fields(event: Event) -> dict[str, object]:
-    return {name: getattr(event, name) for name in Event.__slots__}
+def generate_ahead(spec: WorkloadSpec, *, chunk: int = 2_000, depth: int = 16) -> Iterator[Record]:
+    """``generate(spec)``, computed in a child process while the caller consumes it.
+
+    The child sends chunks of ``chunk`` records through a queue of at most ``depth``
+    chunks (so it runs at most ``chunk * depth`` records ahead); the records arrive in
+    exactly ``generate``'s order. The child starts now, not on the first ``next``, so it
+    is forked before the caller starts threads of its own (a Kafka producer). An error in
+    the child is raised here; closing the iterator early stops the child.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    queue = context.Queue(maxsize=depth)
+    process = context.Process(
+        target=_generate_into, args=(spec, queue, chunk), name="lk-generate", daemon=True
+    )
+    process.start()
+    return _drain(process, queue)
+
+
+def _generate_into(spec: WorkloadSpec, queue: Any, chunk: int) -> None:
+    """Child process: put ``("records", columns)`` chunks, then ``("done", count)``."""
+    try:
+        topics: list[str] = []
+        keys: list[bytes] = []
+        values: list[bytes | None] = []
+        kinds: list[str] = []
+        count = 0
+        for record in generate(spec):
+            topics.append(record.topic)
+            keys.append(record.key)
+            values.append(record.value)
+            kinds.append(record.kind)
+            if len(topics) == chunk:
+                queue.put(("records", (topics, keys, values, kinds)))
+                count += chunk
+                topics, keys, values, kinds = [], [], [], []
+        if topics:
+            queue.put(("records", (topics, keys, values, kinds)))
+            count += len(topics)
+        queue.put(("done", count))
+    except BaseException:
+        queue.put(("error", traceback.format_exc()))
+        raise
+
+
+def _drain(process: BaseProcess, queue: Any) -> Iterator[Record]:
+    received = 0
+    try:
+        while True:
+            try:
+                kind, payload = queue.get(timeout=1.0)
+            except Empty:
+                if process.is_alive():
+                    continue
+                try:  # it may have put its last words just before it exited
+                    kind, payload = queue.get(timeout=1.0)
+                except Empty:
+                    raise RuntimeError(
+                        f"the workload generator process died (exit code {process.exitcode})"
+                    ) from None
+            if kind == "records":
+                received += len(payload[0])
+                yield from map(Record, *payload)
+            elif kind == "done":
+                if payload != received:
+                    raise RuntimeError(f"generator sent {payload} records, {received} arrived")
+                process.join(timeout=10)  # it exits right after "done"
+                return
+            else:
+                raise RuntimeError(f"the workload generator failed:\n{payload}")
+    finally:
+        if process.is_alive():  # closed early or failed: stop it
+            process.terminate()
+            process.join(timeout=10)
+        queue.close()
 
 
 def describe(spec: WorkloadSpec) -> str:

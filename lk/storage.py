@@ -26,3 +26,37 @@ def delete(spark: SparkSession, uri: str) -> bool:
 def is_delta_table(spark: SparkSession, uri: str) -> bool:
     """Whether ``uri`` holds a Delta table (has a ``_delta_log``)."""
     return exists(spark, f"{uri}/_delta_log")
+
+
+def read_text(spark: SparkSession, uri: str) -> str:
+    """A small text file's content."""
+    fs, path = _fs_path(spark, uri)
+    stream = fs.open(path)
+    try:
+        reader = spark.sparkContext._jvm.java.io.BufferedReader(
+            spark.sparkContext._jvm.java.io.InputStreamReader(stream, "UTF-8")
+        )
+        lines = []
+        while (line := reader.readLine()) is not None:
+            lines.append(line)
+        return "\n".join(lines)
+    finally:
+        stream.close()
+
+
+def write_text(spark: SparkSession, uri: str, text: str) -> None:
+    """Create or replace a small text file."""
+    fs, path = _fs_path(spark, uri)
+    stream = fs.create(path, True)
+    try:
+        stream.write(bytearray(text.encode()))
+    finally:
+        stream.close()
+
+
+def list_dirs(spark: SparkSession, uri: str) -> list[str]:
+    """Names of the sub-folders of ``uri`` (empty if it does not exist)."""
+    fs, path = _fs_path(spark, uri)
+    if not fs.exists(path):
+        return []
+    return [s.getPath().getName() for s in fs.listStatus(path) if s.isDirectory()]

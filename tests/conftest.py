@@ -82,7 +82,7 @@ def kafka_settings(
 
 @pytest.fixture
 def make_topic_settings(kafka_settings: Settings) -> Callable[..., Settings]:
-    """Factory: Settings with fresh, unique events/catalog topics (created) on the session broker.
+    """Factory: Settings with unique topics (created) and storage root, on the session broker.
 
     Keyword arguments override other ``kafka`` fields (e.g. ``events_partitions=2``).
     """
@@ -93,7 +93,8 @@ def make_topic_settings(kafka_settings: Settings) -> Callable[..., Settings]:
     def make(**kafka: object) -> Settings:
         suffix = uuid4().hex[:10]
         fields = {"events_topic": f"events_{suffix}", "catalog_topic": f"catalog_{suffix}"}
-        settings = with_sections(kafka_settings, kafka={**fields, **kafka})
+        root = f"{kafka_settings.storage.root}/{suffix}"
+        settings = with_sections(kafka_settings, kafka={**fields, **kafka}, storage={"root": root})
         ensure_topics(settings)
         return settings
 

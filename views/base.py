@@ -43,6 +43,8 @@ class View:
     Attributes:
         name: the name readers query it by.
         key: columns that identify one presented row.
+        group_by: the state column the streaming layers replace rows by: every row that
+            ``merge`` may combine shares its value (a window start, a user id).
         compute: pure function from decoded, de-duplicated events to state rows.
         merge: the merge rule; combines partial state rows for the same key.
         merge_rule: one sentence for humans: how partial results combine and whether the
@@ -57,6 +59,7 @@ class View:
 
     name: str
     key: tuple[str, ...]
+    group_by: str
     compute: Compute
     merge: Merge
     merge_rule: str

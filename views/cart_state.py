@@ -44,6 +44,7 @@ def present(state: DataFrame) -> DataFrame:
 VIEW = View(
     name="cart_state",
     key=KEY,
+    group_by="user_id",
     compute=compute,
     merge=merge,
     merge_rule="quantity changes add per (user, product), latest updated_at wins: exact",

@@ -45,6 +45,7 @@ def merge(state: DataFrame) -> DataFrame:
 VIEW = View(
     name="revenue_by_category",
     key=KEY,
+    group_by="window_start",
     compute=compute,
     merge=merge,
     merge_rule="orders and revenue add per (window, category): exact for any split",

@@ -68,6 +68,7 @@ def merge(state: DataFrame) -> DataFrame:
 VIEW = View(
     name="user_sessions",
     key=KEY,
+    group_by="user_id",
     compute=compute,
     merge=merge,
     merge_rule=(

@@ -5,7 +5,9 @@ from __future__ import annotations
 import typer
 
 from lk.cli import infra
+from lk.cli.batch import batch_command
 from lk.cli.produce import produce_command
+from lk.cli.query import query_command
 
 app = typer.Typer(
     name="lk",
@@ -15,6 +17,8 @@ app = typer.Typer(
 )
 app.add_typer(infra.app, name="infra")
 app.command("produce")(produce_command)
+app.command("batch")(batch_command)
+app.command("query")(query_command)
 
 
 def main() -> None:

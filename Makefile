@@ -1,0 +1,41 @@
+# Two commands for a fresh machine:
+#   make demo   - set everything up, start Kafka, run the end-to-end demo
+#   make test   - set everything up, run the whole test suite (unit + integration)
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+JARS   := .lk/jars/.fetched
+
+.PHONY: setup demo test lint bench clean down
+
+setup: $(STAMP) $(JARS)
+
+$(STAMP): pyproject.toml constraints.txt
+	@command -v java >/dev/null && command -v mvn >/dev/null || infra/install-system-deps.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip "setuptools>=69" wheel
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
+	@touch $@
+
+$(JARS): $(STAMP) infra/maven/spark/pom.xml infra/maven/broker/pom.xml
+	$(BIN)/lk infra fetch
+	@touch $@
+
+demo: setup
+	bin/demo
+
+test: setup
+	$(BIN)/pytest -m "unit or integration" -q
+
+lint: setup
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+bench: setup
+	$(BIN)/python -m benchmarks.run_all
+
+down:
+	-$(BIN)/lk infra down
+
+clean: down
+	rm -rf .lk $(VENV)

@@ -1,0 +1,421 @@
+"""Declarative data-quality checks on Spark DataFrames, run with Great Expectations 1.x.
+
+A :class:`TableChecks` spec says what must hold for one table (non-null columns, a unique
+key, non-negative amounts, exact column sums, the row count, allowed values).
+:func:`build_suite` turns it into a GX ``ExpectationSuite``; :func:`run_checks` validates a
+DataFrame against it and condenses GX's result into a small :class:`CheckReport`;
+:func:`require` raises :class:`QualityError` if any report failed.
+
+GX is imported lazily, so importing this module stays cheap. One ephemeral GX context per
+process is built on first use (progress bars and analytics off) with one Spark data source;
+each table gets its own DataFrame asset, reused across calls. The DataFrame is passed in per
+call and never persisted by GX (callers that validate an expensive lineage should persist
+it themselves: one suite costs roughly one Spark job per expectation).
+
+Known GX 1.24 semantics worth remembering:
+
+* Column-value expectations (unique, between, in-set) ignore nulls; declare the column in
+  ``not_null`` as well to reject them.
+* Expected sums are compared as floats (GX types the bounds as ``float``, and on Spark 4 it
+  sums integral columns as doubles), so they are exact only while the sum fits a double's
+  precision (about 15 significant digits; e.g. cents up to ~10**13).
+* A compound-key duplicate counts every row of the duplicated group as unexpected.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import great_expectations as gx
+    from great_expectations.core.batch_definition import BatchDefinition
+    from great_expectations.core.expectation_validation_result import (
+        ExpectationSuiteValidationResult,
+        ExpectationValidationResult,
+    )
+    from great_expectations.data_context import AbstractDataContext
+    from great_expectations.datasource.fluent import SparkDatasource
+    from great_expectations.expectations.expectation_configuration import (
+        ExpectationConfiguration,
+    )
+    from pyspark.sql import DataFrame
+
+__all__ = [
+    "CheckFailure",
+    "CheckReport",
+    "QualityError",
+    "TableChecks",
+    "build_suite",
+    "require",
+    "run_checks",
+]
+
+DATASOURCE_NAME = "lk_quality"
+BATCH_DEFINITION_NAME = "whole_dataframe"
+# Counts and observed values only: asking GX for sample unexpected values costs about one
+# extra Spark job per expectation, so samples are fetched only for expectations that failed.
+_RESULT_FORMAT: dict[str, Any] = {"result_format": "BASIC", "partial_unexpected_count": 0}
+_SAMPLE_RESULT_FORMAT: dict[str, Any] = {"result_format": "BASIC", "partial_unexpected_count": 5}
+
+# GX's execution engine keeps the "active batch" per data source, so validations through the
+# shared data source must not interleave.
+_LOCK = threading.RLock()
+
+
+@dataclass(frozen=True)
+class CheckFailure:
+    """One failed expectation.
+
+    Attributes:
+        expectation: GX expectation type, e.g. ``expect_column_values_to_not_be_null``.
+        column: The column it applies to (several joined by ``", "``), or None for
+            table-level expectations.
+        details: Human-readable observed value or unexpected count.
+    """
+
+    expectation: str
+    column: str | None
+    details: str
+
+    def describe(self) -> str:
+        """``expectation(column): details`` (without the column part for table checks)."""
+        target = f"({self.column})" if self.column else ""
+        return f"{self.expectation}{target}: {self.details}"
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The outcome of validating one table.
+
+    Attributes:
+        table: Name of the validated table.
+        success: True when every expectation held.
+        evaluated: Number of expectations evaluated.
+        failures: The expectations that did not hold.
+    """
+
+    table: str
+    success: bool
+    evaluated: int
+    failures: tuple[CheckFailure, ...] = ()
+
+    def summary(self) -> str:
+        """One line per failure (``table: expectation(column): details``), or one OK line."""
+        if not self.failures:
+            return f"{self.table}: all {self.evaluated} expectations passed"
+        return "\n".join(f"{self.table}: {failure.describe()}" for failure in self.failures)
+
+
+class QualityError(RuntimeError):
+    """Raised by :func:`require` when at least one table failed its checks.
+
+    Attributes:
+        reports: The failed reports (passing ones are left out).
+    """
+
+    def __init__(self, reports: Iterable[CheckReport]) -> None:
+        self.reports: list[CheckReport] = list(reports)
+        count = sum(len(report.failures) for report in self.reports)
+        lines = [f"{count} data quality check(s) failed in {len(self.reports)} table(s):"]
+        for report in self.reports:
+            lines.extend(f"  {report.table}: {failure.describe()}" for failure in report.failures)
+            if not report.failures:  # success=False without details; should not happen
+                lines.append(f"  {report.table}: validation failed")
+        super().__init__("\n".join(lines))
+
+
+def _freeze_names(value: Iterable[str] | str, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise TypeError(f"{what} must be a sequence of column names, not a string")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class TableChecks:
+    """Declarative quality spec for one table.
+
+    Attributes:
+        table: Table name (used in reports and as the GX asset name).
+        not_null: Columns that must not contain nulls.
+        unique_key: Columns whose combination must be unique (one column or several).
+        non_negative: Numeric columns whose values must be >= 0 (nulls ignored).
+        column_sums: Exact expected sum per column.
+        row_count: Exact expected number of rows, or None to skip.
+        allowed_values: Per column, the only values allowed (nulls ignored).
+    """
+
+    table: str
+    not_null: tuple[str, ...] = ()
+    unique_key: tuple[str, ...] = ()
+    non_negative: tuple[str, ...] = ()
+    column_sums: Mapping[str, int | Decimal] = field(default_factory=dict, hash=False)
+    row_count: int | None = None
+    allowed_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        if not self.table:
+            raise ValueError("TableChecks.table must be a non-empty name")
+        for name in ("not_null", "unique_key", "non_negative"):
+            object.__setattr__(self, name, _freeze_names(getattr(self, name), name))
+        if self.row_count is not None and self.row_count < 0:
+            raise ValueError(f"row_count must be >= 0, got {self.row_count}")
+        sums = dict(self.column_sums)
+        for column, expected in sums.items():
+            if isinstance(expected, bool) or not isinstance(expected, int | Decimal):
+                raise TypeError(f"column_sums[{column!r}] must be an int or Decimal")
+        allowed = {
+            column: _freeze_names(values, f"allowed_values[{column!r}]")
+            for column, values in self.allowed_values.items()
+        }
+        # Private copies (plain dicts, so specs stay picklable for task runners).
+        object.__setattr__(self, "column_sums", sums)
+        object.__setattr__(self, "allowed_values", allowed)
+
+
+def build_suite(checks: TableChecks) -> gx.ExpectationSuite:
+    """Map a :class:`TableChecks` spec onto a GX expectation suite named after the table.
+
+    Args:
+        checks: The declarative spec.
+
+    Returns:
+        A suite (not registered with any context) with one expectation per spec item.
+    """
+    _context()
+    import great_expectations as gx
+
+    expect = gx.expectations
+    suite = gx.ExpectationSuite(name=f"{checks.table}_checks")
+    for column in checks.not_null:
+        suite.add_expectation(expect.ExpectColumnValuesToNotBeNull(column=column))
+    if len(checks.unique_key) == 1:
+        suite.add_expectation(expect.ExpectColumnValuesToBeUnique(column=checks.unique_key[0]))
+    elif checks.unique_key:
+        suite.add_expectation(
+            expect.ExpectCompoundColumnsToBeUnique(column_list=list(checks.unique_key))
+        )
+    for column in checks.non_negative:
+        suite.add_expectation(expect.ExpectColumnValuesToBeBetween(column=column, min_value=0))
+    for column, expected in checks.column_sums.items():
+        suite.add_expectation(
+            expect.ExpectColumnSumToBeBetween(column=column, min_value=expected, max_value=expected)
+        )
+    if checks.row_count is not None:
+        suite.add_expectation(expect.ExpectTableRowCountToEqual(value=checks.row_count))
+    for column, values in checks.allowed_values.items():
+        suite.add_expectation(
+            expect.ExpectColumnValuesToBeInSet(column=column, value_set=list(values))
+        )
+    return suite
+
+
+@functools.cache
+def _context() -> AbstractDataContext:
+    """The process-wide ephemeral GX context (progress bars and analytics off), built once.
+
+    GX 1.24 needs a current context even to add expectations to an unsaved suite, so
+    :func:`build_suite` calls this too.
+    """
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        InMemoryStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
+
+    return gx.get_context(
+        mode="ephemeral",
+        project_config=DataContextConfig(
+            store_backend_defaults=InMemoryStoreBackendDefaults(),
+            analytics_enabled=False,
+            progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
+        ),
+    )
+
+
+@functools.cache
+def _datasource() -> SparkDatasource:
+    """The context's one Spark data source (built once)."""
+    with warnings.catch_warnings():
+        # add_spark always passes the deprecated force_reuse_spark_context flag.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        # persist=False: GX would otherwise cache every validated DataFrame and never
+        # unpersist it.
+        return _context().data_sources.add_spark(name=DATASOURCE_NAME, persist=False)
+
+
+def _batch_definition(table: str) -> BatchDefinition:
+    """The whole-DataFrame batch definition of ``table``'s asset, created on first use."""
+    datasource = _datasource()
+    with _LOCK:
+        if any(asset.name == table for asset in datasource.assets):
+            asset = datasource.get_asset(table)
+        else:
+            asset = datasource.add_dataframe_asset(name=table)
+        if any(bd.name == BATCH_DEFINITION_NAME for bd in asset.batch_definitions):
+            return asset.get_batch_definition(BATCH_DEFINITION_NAME)
+        return asset.add_batch_definition_whole_dataframe(BATCH_DEFINITION_NAME)
+
+
+def _validate(
+    df: DataFrame, table: str, suite: gx.ExpectationSuite, result_format: dict[str, Any]
+) -> ExpectationSuiteValidationResult:
+    batch_definition = _batch_definition(table)
+    with _LOCK:
+        batch = batch_definition.get_batch(batch_parameters={"dataframe": df})
+        return batch.validate(suite, result_format=result_format)
+
+
+def _column_of(kwargs: Mapping[str, Any]) -> str | None:
+    if kwargs.get("column") is not None:
+        return str(kwargs["column"])
+    if kwargs.get("column_list"):
+        return ", ".join(str(c) for c in kwargs["column_list"])
+    return None
+
+
+def _error_message(result: ExpectationValidationResult) -> str | None:
+    """GX's exception message, if computing the expectation raised (flat or per metric)."""
+    info = result.exception_info or {}
+    entries = [info] if "raised_exception" in info else list(info.values())
+    for entry in entries:
+        if isinstance(entry, Mapping) and entry.get("raised_exception"):
+            message = str(entry.get("exception_message") or "unknown error")
+            return message.strip().splitlines()[0]
+    return None
+
+
+def _fmt_value(value: Any) -> str:
+    """A sample value as a reader wants it: strings quoted, keys as ``(a=1, b='x')``."""
+    if isinstance(value, Mapping):
+        return "(" + ", ".join(f"{k}={_fmt_value(v)}" for k, v in value.items()) + ")"
+    if isinstance(value, datetime | date):
+        return value.isoformat(sep=" ") if isinstance(value, datetime) else value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    return repr(value)
+
+
+def _fmt_number(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return str(value)
+
+
+def _details(result: ExpectationValidationResult, checks: TableChecks) -> str:
+    """Human-readable observed value / unexpected count of one failed expectation."""
+    error = _error_message(result)
+    if error is not None:
+        return f"error: {error}"
+    config = result.expectation_config
+    kwargs = config.kwargs
+    outcome = result.result or {}
+    if config.type == "expect_column_sum_to_be_between":
+        expected = checks.column_sums.get(kwargs["column"], kwargs.get("min_value"))
+        return f"observed sum {_fmt_number(outcome.get('observed_value'))}, expected {expected}"
+    if config.type == "expect_table_row_count_to_equal":
+        return f"observed {outcome.get('observed_value')} rows, expected {kwargs['value']}"
+    if "unexpected_count" in outcome:
+        text = f"{outcome['unexpected_count']} unexpected of {outcome.get('element_count')} rows"
+        percent = outcome.get("unexpected_percent")
+        if percent is not None:
+            text += f" ({percent:.2f}%)"
+        samples = [v for v in outcome.get("partial_unexpected_list") or () if v is not None]
+        if samples:
+            text += f", e.g. {', '.join(map(_fmt_value, samples))}"
+        return text
+    if "observed_value" in outcome:
+        return f"observed {outcome['observed_value']!r}"
+    return "failed"
+
+
+def _is_empty_sum_of_zero(result: ExpectationValidationResult, checks: TableChecks) -> bool:
+    """Spark sums no (non-null) values to NULL; an expected sum of 0 then holds, not fails."""
+    config = result.expectation_config
+    if config.type != "expect_column_sum_to_be_between" or _error_message(result):
+        return False
+    observed = (result.result or {}).get("observed_value", 0)
+    expected = checks.column_sums.get(config.kwargs["column"])
+    return observed is None and expected is not None and expected == 0
+
+
+def _config_key(config: ExpectationConfiguration) -> tuple[str, str]:
+    """Identify an expectation by type and kwargs (GX adds ``batch_id`` to result kwargs)."""
+    kwargs = {k: v for k, v in config.kwargs.items() if k != "batch_id"}
+    return config.type, repr(sorted(kwargs.items()))
+
+
+def run_checks(df: DataFrame, checks: TableChecks) -> CheckReport:
+    """Validate a Spark DataFrame against a spec with Great Expectations.
+
+    Counts and observed values come from one GX pass; only if some column-value
+    expectation fails is it re-run to collect a few sample offending values.
+
+    Args:
+        df: The DataFrame to validate (not persisted or otherwise modified).
+        checks: The declarative spec.
+
+    Returns:
+        The condensed report. An empty spec yields a passing report with 0 evaluated.
+    """
+    suite = build_suite(checks)
+    if not suite.expectations:
+        return CheckReport(table=checks.table, success=True, evaluated=0)
+    validation = _validate(df, checks.table, suite, _RESULT_FORMAT)
+    failed = [
+        r for r in validation.results if not r.success and not _is_empty_sum_of_zero(r, checks)
+    ]
+
+    resample = [
+        r for r in failed if (r.result or {}).get("unexpected_count") and _error_message(r) is None
+    ]
+    if resample:
+        import great_expectations as gx
+
+        sample_suite = gx.ExpectationSuite(name=f"{checks.table}_samples")
+        for r in resample:
+            sample_suite.add_expectation(r.expectation_config.to_domain_obj())
+        sampled = _validate(df, checks.table, sample_suite, _SAMPLE_RESULT_FORMAT)
+        by_key = {_config_key(r.expectation_config): r for r in sampled.results}
+        failed = [by_key.get(_config_key(r.expectation_config), r) for r in failed]
+
+    # GX orders results by metric dependencies; report in the order the spec declares.
+    order = {_config_key(e.configuration): i for i, e in enumerate(suite.expectations)}
+    failed.sort(key=lambda r: order.get(_config_key(r.expectation_config), len(order)))
+    failures = tuple(
+        CheckFailure(
+            expectation=r.expectation_config.type,
+            column=_column_of(r.expectation_config.kwargs),
+            details=_details(r, checks),
+        )
+        for r in failed
+    )
+    return CheckReport(
+        table=checks.table,
+        success=not failures,
+        evaluated=len(validation.results),
+        failures=failures,
+    )
+
+
+def require(reports: Iterable[CheckReport]) -> None:
+    """Raise :class:`QualityError` if any report failed.
+
+    Args:
+        reports: Reports from :func:`run_checks`.
+
+    Raises:
+        QualityError: Listing every failed expectation of every failed report.
+    """
+    failed = [report for report in reports if not report.success]
+    if failed:
+        raise QualityError(failed)

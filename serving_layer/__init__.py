@@ -1,0 +1,1 @@
+"""The serving layer: one view per name, whichever design computed it."""

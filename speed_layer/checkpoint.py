@@ -1,0 +1,27 @@
+"""Read Spark's own checkpoint: the exact Kafka offsets of each micro-batch."""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import SparkSession
+
+from lk import storage
+from speed_layer.lane import Lane
+
+
+def planned_offsets(spark: SparkSession, lane: Lane, batch_id: int) -> dict[int, int]:
+    """End offsets (per partition) Spark planned for ``batch_id``; empty if unknown."""
+    uri = f"{lane.checkpoint}/offsets/{batch_id}"
+    if batch_id < 0 or not storage.exists(spark, uri):
+        return {}
+    lines = storage.read_text(spark, uri).splitlines()
+    sources = json.loads(lines[2]) if len(lines) > 2 else {}
+    return {int(p): int(o) for topic in sources.values() for p, o in topic.items()}
+
+
+def committed_offsets(
+    spark: SparkSession, lane: Lane, batch_id: int
+) -> tuple[dict[int, int], dict[int, int]]:
+    """``[start, end)`` offsets of micro-batch ``batch_id`` per partition."""
+    return planned_offsets(spark, lane, batch_id - 1), planned_offsets(spark, lane, batch_id)

@@ -1,0 +1,136 @@
+"""The lane's progress log: one Delta row per committed micro-batch.
+
+It is what makes a retried micro-batch deterministic (its watermarks come from the rows
+before it), what readers use to pick the epoch they read, and what ``lk status`` shows.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from lk import storage
+from speed_layer.lane import Lane
+
+PROGRESS_SCHEMA = (
+    "batch_id long, epoch string, cutoff string, start_offsets string, end_offsets string, "
+    "max_event_time timestamp, input_rows long, valid_rows long, quarantined_rows long, "
+    "late_rows string, started_at timestamp, finished_at timestamp"
+)
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """What one micro-batch did."""
+
+    batch_id: int
+    epoch: str
+    cutoff: dict[int, int]
+    start_offsets: dict[int, int]
+    end_offsets: dict[int, int]
+    max_event_time: datetime | None
+    input_rows: int
+    valid_rows: int
+    quarantined_rows: int
+    late_rows: dict[str, int] = field(default_factory=dict)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    @property
+    def duration_s(self) -> float:
+        """Wall time of the micro-batch."""
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return 0.0
+
+
+def _offsets(text: str | None) -> dict[int, int]:
+    return {int(k): int(v) for k, v in json.loads(text or "{}").items()}
+
+
+def _dump(offsets: dict[int, int]) -> str:
+    return json.dumps({str(k): v for k, v in sorted(offsets.items())})
+
+
+def append(spark: SparkSession, lane: Lane, progress: BatchProgress) -> None:
+    """Record a micro-batch (idempotent: ``txnVersion`` = batch id)."""
+    row = (
+        progress.batch_id,
+        progress.epoch,
+        _dump(progress.cutoff),
+        _dump(progress.start_offsets),
+        _dump(progress.end_offsets),
+        progress.max_event_time,
+        progress.input_rows,
+        progress.valid_rows,
+        progress.quarantined_rows,
+        json.dumps(progress.late_rows),
+        progress.started_at,
+        progress.finished_at,
+    )
+    (
+        spark.createDataFrame([row], PROGRESS_SCHEMA)
+        .write.format("delta")
+        .mode("append")
+        .option("txnAppId", f"{lane.app_id}-progress")
+        .option("txnVersion", progress.batch_id)
+        .save(lane.progress)
+    )
+
+
+def _parse(row: dict) -> BatchProgress:
+    return BatchProgress(
+        batch_id=row["batch_id"],
+        epoch=row["epoch"],
+        cutoff=_offsets(row["cutoff"]),
+        start_offsets=_offsets(row["start_offsets"]),
+        end_offsets=_offsets(row["end_offsets"]),
+        max_event_time=row["max_event_time"],
+        input_rows=row["input_rows"],
+        valid_rows=row["valid_rows"],
+        quarantined_rows=row["quarantined_rows"],
+        late_rows=json.loads(row["late_rows"] or "{}"),
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+    )
+
+
+def history(
+    spark: SparkSession, lane: Lane, before: int | None = None, last: int | None = None
+) -> list[BatchProgress]:
+    """Committed micro-batches in batch order (optionally only ``batch_id < before``)."""
+    if not storage.is_delta_table(spark, lane.progress):
+        return []
+    frame = spark.read.format("delta").load(lane.progress)
+    if before is not None:
+        frame = frame.where(F.col("batch_id") < before)
+    frame = frame.orderBy(F.col("batch_id").desc())
+    if last is not None:
+        frame = frame.limit(last)
+    return [_parse(r.asDict()) for r in reversed(frame.collect())]
+
+
+def latest(spark: SparkSession, lane: Lane, before: int | None = None) -> BatchProgress | None:
+    """The newest committed micro-batch (before ``before``), if any."""
+    rows = history(spark, lane, before=before, last=1)
+    return rows[-1] if rows else None
+
+
+def totals(spark: SparkSession, lane: Lane) -> dict[str, object]:
+    """Sums over the whole log: rows in, valid, quarantined, late per view."""
+    late: dict[str, int] = {}
+    rows = history(spark, lane)
+    for row in rows:
+        for view, count in row.late_rows.items():
+            late[view] = late.get(view, 0) + count
+    return {
+        "micro_batches": len(rows),
+        "input_rows": sum(r.input_rows for r in rows),
+        "valid_rows": sum(r.valid_rows for r in rows),
+        "quarantined_rows": sum(r.quarantined_rows for r in rows),
+        "late_rows": late,
+    }
