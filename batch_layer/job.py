@@ -15,7 +15,6 @@ from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from quality.checks import CheckReport, QualityError, TableChecks, require, run_checks
 
 from batch_layer import bronze, runs
 from batch_layer.runs import BatchRun
@@ -25,6 +24,7 @@ from infra.topics import end_offsets
 from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
+from quality.checks import CheckReport, QualityError, TableChecks, require, run_checks
 from views.base import View, ViewContext
 from views.registry import ViewRegistry, default_registry
 
@@ -134,8 +134,12 @@ def run_batch(
         catalog_cutoff=catalog_cutoff,
     )
     landed_from = previous.cutoff if previous else {}
-    raw = read_range(spark, settings, settings.kafka.events_topic, landed_from, cutoff)
-    landing = bronze.land(spark, tables, raw, run.run_id)
+    if any(cutoff[p] > landed_from.get(p, 0) for p in cutoff):
+        raw = read_range(spark, settings, settings.kafka.events_topic, landed_from, cutoff)
+        landing = bronze.land(spark, tables, raw, run.run_id)
+    else:
+        bronze.ensure_tables(spark, tables)
+        landing = bronze.Landing(landed=0, quarantined=0)
     events = bronze_events(spark, tables, cutoff).persist()
     try:
         ctx = ViewContext(settings.views, read_catalog(spark, settings, catalog_cutoff).persist())
@@ -143,8 +147,9 @@ def run_batch(
         for view in registry:
             path = tables.batch_view(run.run_id, view.name)
             view.compute(events, ctx).write.format("delta").mode("overwrite").save(path)
-            presented = view.present(spark.read.format("delta").load(path))
+            presented = view.present(spark.read.format("delta").load(path)).persist()
             reports.append(run_checks(presented, view_checks(view, presented, events, ctx)))
+            presented.unpersist()
             if on_view:
                 on_view(view.name)
         bronze_rows = events.count()

@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import re
+import resource
 import socket
 import statistics
 import subprocess
@@ -75,6 +76,7 @@ class Run:
     records: int
     seconds: float
     value_bytes: int
+    cpu_seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -84,6 +86,10 @@ class Run:
     @property
     def mb_per_s(self) -> float:
         return self.value_bytes / self.seconds / 1e6
+
+    @property
+    def cpu_us_per_record(self) -> float:
+        return self.cpu_seconds / self.records * 1e6
 
 
 @dataclass(frozen=True)
@@ -257,10 +263,19 @@ CONTENDERS: dict[str, tuple[str, Contender]] = {
 }
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its reaped children (generator, JVM), user + system."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+
 def run_one(settings: Settings, name: str, work: Workload, created: list[str]) -> Run:
     label, contender = CONTENDERS[name]
     mine = fresh_topics(settings, label, created)
+    cpu = cpu_seconds()
     run = contender(mine, work)
+    run.cpu_seconds = cpu_seconds() - cpu
     stored = logged(mine, mine.kafka.events_topic, mine.kafka.catalog_topic)
     if stored != run.records:
         raise RuntimeError(f"{name}: {run.records} records reported but {stored} stored")
@@ -305,6 +320,7 @@ def summarize(name: str, runs: list[Run]) -> dict[str, Any]:
         "events_per_s": round(median, 1),
         "mb_per_s": round(statistics.median(r.mb_per_s for r in runs), 3),
         "seconds_median": round(statistics.median(r.seconds for r in runs), 3),
+        "cpu_us_per_record": round(statistics.median(r.cpu_us_per_record for r in runs), 1),
         "repeats_events_per_s": [round(r, 1) for r in rates],
         "repeats_seconds": [round(r.seconds, 3) for r in runs],
         "repeats_extra": [r.extra for r in runs if r.extra],
@@ -315,14 +331,15 @@ def markdown(result: dict[str, Any]) -> str:
     contenders = result["contenders"]
     bare = contenders[BARE]["events_per_s"]
     lines = [
-        "| contender | records/s (median) | MB/s | repeats (records/s) | vs kafka-python loop |",
-        "|---|---:|---:|---|---:|",
+        "| contender | records/s (median) | MB/s | repeats (records/s) | CPU us/record "
+        "| vs kafka-python loop |",
+        "|---|---:|---:|---|---:|---:|",
     ]
     for name, row in contenders.items():
         repeats = ", ".join(f"{r:,.0f}" for r in row["repeats_events_per_s"])
         lines.append(
             f"| {name} | {row['events_per_s']:,.0f} | {row['mb_per_s']:.1f} | {repeats} | "
-            f"{row['events_per_s'] / bare:.2f} |"
+            f"{row['cpu_us_per_record']:.0f} | {row['events_per_s'] / bare:.2f} |"
         )
     m = result["machine"]
     w = result["workload"]

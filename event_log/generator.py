@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from itertools import islice, starmap
 from multiprocessing.process import BaseProcess
 from queue import Empty
 from typing import Any, Literal
@@ -280,7 +281,15 @@ def _malformed(kind: str, good: dict[str, Any], encoded: bytes) -> bytes:
 
 
 def generate(spec: WorkloadSpec) -> Iterator[Record]:
-    """Yield the workload's records (``events`` and ``catalog``) in send order.
+    """Yield the workload's records (``events`` and ``catalog``) in send order."""
+    return starmap(Record, _rows(spec))
+
+
+_Row = tuple[str, bytes, bytes | None, str]  # Record's fields: topic, key, value, kind
+
+
+def _rows(spec: WorkloadSpec) -> Iterator[_Row]:
+    """``generate``'s records as plain tuples (cheap to make and to pickle).
 
     Send order is ``(send_time, creation sequence)``. Records stream out as soon as
     nothing later generated can precede them: every future record is sent at or after
@@ -312,11 +321,11 @@ def generate(spec: WorkloadSpec) -> Iterator[Record]:
     malformed_fraction, seed = spec.malformed_fraction, spec.seed
     dumps, push, pop = orjson.dumps, heapq.heappush, heapq.heappop
     # (send_time, sequence, record): the heap pops records in send order.
-    pending: list[tuple[int, int, Record]] = [
+    pending: list[tuple[int, int, _Row]] = [
         (
             _micros(moment),
             seq,
-            Record(
+            (
                 "catalog",
                 str(pid).encode(),
                 product.to_json() if product else None,
@@ -342,17 +351,17 @@ def generate(spec: WorkloadSpec) -> Iterator[Record]:
         )  # fmt: skip
         value = dumps(fields)
         seq += 1
-        push(pending, (send, seq, Record("events", key, value, "late" if late else "event")))
+        push(pending, (send, seq, ("events", key, value, "late" if late else "event")))
         if draw() < duplicate_fraction:
             resend = send + _seconds(0.1 + 30 * draw())
             copy = dumps({**fields, "sent_time": fmt(resend + skew)})
             seq += 1
-            push(pending, (resend, seq, Record("events", key, copy, "duplicate")))
+            push(pending, (resend, seq, ("events", key, copy, "duplicate")))
         if draw() < malformed_fraction:
             bad = rng.choice(MALFORMED_KINDS)
             seq += 1
             junk = _malformed(bad, fields, value)
-            push(pending, (send, seq, Record("events", key, junk, f"malformed:{bad}")))
+            push(pending, (send, seq, ("events", key, junk, f"malformed:{bad}")))
     while pending:
         yield pop(pending)[2]
 
@@ -379,23 +388,11 @@ def generate_ahead(spec: WorkloadSpec, *, chunk: int = 2_000, depth: int = 16) -
 def _generate_into(spec: WorkloadSpec, queue: Any, chunk: int) -> None:
     """Child process: put ``("records", columns)`` chunks, then ``("done", count)``."""
     try:
-        topics: list[str] = []
-        keys: list[bytes] = []
-        values: list[bytes | None] = []
-        kinds: list[str] = []
+        rows = _rows(spec)
         count = 0
-        for record in generate(spec):
-            topics.append(record.topic)
-            keys.append(record.key)
-            values.append(record.value)
-            kinds.append(record.kind)
-            if len(topics) == chunk:
-                queue.put(("records", (topics, keys, values, kinds)))
-                count += chunk
-                topics, keys, values, kinds = [], [], [], []
-        if topics:
-            queue.put(("records", (topics, keys, values, kinds)))
-            count += len(topics)
+        while batch := list(islice(rows, chunk)):
+            queue.put(("records", tuple(zip(*batch, strict=True))))  # topics, keys, ...
+            count += len(batch)
         queue.put(("done", count))
     except BaseException:
         queue.put(("error", traceback.format_exc()))

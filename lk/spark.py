@@ -34,6 +34,7 @@ def session_conf(settings: Settings) -> dict[str, str]:
         "spark.default.parallelism": str(spark.shuffle_partitions),
         "spark.driver.memory": spark.driver_memory,
         "spark.ui.enabled": str(spark.ui_enabled).lower(),
+        "spark.ui.showConsoleProgress": "false",
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.streaming.stateStore.providerClass": (
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"

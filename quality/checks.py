@@ -11,6 +11,7 @@ process is built on first use (progress bars and analytics off) with one Spark d
 each table gets its own DataFrame asset, reused across calls. The DataFrame is passed in per
 call and never persisted by GX (callers that validate an expensive lineage should persist
 it themselves: one suite costs roughly one Spark job per expectation).
+Validations are serialised by a lock, since GX's data source keeps one active batch.
 
 Known GX 1.24 semantics worth remembering:
 
@@ -20,6 +21,10 @@ Known GX 1.24 semantics worth remembering:
   sums integral columns as doubles), so they are exact only while the sum fits a double's
   precision (about 15 significant digits; e.g. cents up to ~10**13).
 * A compound-key duplicate counts every row of the duplicated group as unexpected.
+* Spark sums an empty (or all-null) column to NULL, which GX fails against any bound;
+  :func:`run_checks` treats that as a sum of 0, so ``column_sums={"x": 0}`` holds there.
+* A missing column or an unsummable type does not raise: it is reported as a failure
+  whose details start with ``error:``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,23 @@
-"""Read a serving view by name: the merged, presented rows readers are given."""
+"""Read a serving view by name: the merged, presented rows readers are given.
+
+Lambda: the speed lane's state for its current epoch is already ``batch run k ⊕ speed
+results from offsets >= cutoff k``; before the speed layer has run (or when a newer
+batch run already covers everything the speed layer saw) the batch views alone are
+served. Kappa: the version the pointer names (see :mod:`kappa`).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyspark.sql import DataFrame, SparkSession
 
-from batch_layer.job import read_batch_state
+from batch_layer import runs
 from lk.config import Settings
+from lk.tables import Tables
+from speed_layer import progress
+from speed_layer.lambda_lane import LAMBDA_LANE
+from speed_layer.lane import open_lane
 from views.base import View
 from views.registry import ViewRegistry, default_registry
 
@@ -14,12 +26,51 @@ class ViewNotReadyError(RuntimeError):
     """Nothing has computed this view yet (no batch run, no streaming state)."""
 
 
+@dataclass(frozen=True)
+class ServingSource:
+    """Where a serving view is read from, and why."""
+
+    design: str
+    description: str
+    paths: dict[str, str]
+
+
+def lambda_source(spark: SparkSession, settings: Settings) -> ServingSource:
+    """The newest consistent Lambda source: batch run k with the speed epoch k, or batch k."""
+    tables = Tables.of(settings)
+    run = runs.latest_published(spark, tables)
+    lane = open_lane(spark, tables, LAMBDA_LANE)
+    last = progress.latest(spark, lane)
+    speed_is_newer = last is not None and (
+        run is None
+        or (last.epoch == run.run_id and last.end_offsets != run.cutoff)
+        or all(last.end_offsets.get(p, 0) >= o for p, o in run.cutoff.items())
+    )
+    registry = default_registry()
+    if speed_is_newer:
+        paths = {v.name: lane.state(last.epoch, v.name) for v in registry}
+        return ServingSource("lambda", f"batch run {last.epoch} + speed layer", paths)
+    if run is None:
+        raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
+    paths = {name: tables.batch_view(run.run_id, name) for name in run.views}
+    return ServingSource("lambda", f"batch run {run.run_id}", paths)
+
+
+def serving_source(spark: SparkSession, settings: Settings) -> ServingSource:
+    """The source for the configured mode (the one place the mode picks the wiring)."""
+    if settings.mode == "kappa":
+        from kappa.versions import kappa_source
+
+        return kappa_source(spark, settings)
+    return lambda_source(spark, settings)
+
+
 def serving_state(spark: SparkSession, settings: Settings, view: View) -> DataFrame:
-    """The merged state of ``view`` for the configured mode."""
-    state = read_batch_state(spark, settings, view)
-    if state is None:
-        raise ViewNotReadyError(f"{view.name} has no data yet: run `lk batch` (lambda) first")
-    return state
+    """The merged state of ``view``."""
+    source = serving_source(spark, settings)
+    if view.name not in source.paths:
+        raise ViewNotReadyError(f"{view.name} is not computed by {source.description}")
+    return spark.read.format("delta").load(source.paths[view.name])
 
 
 def read_view(

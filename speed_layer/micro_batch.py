@@ -128,7 +128,11 @@ class MicroBatchProcessor:
     def _view_input(
         self, view: View, events: DataFrame, retained: DataFrame | None, watermark: datetime | None
     ) -> DataFrame:
-        """Non-late events for ``view``, plus earlier events a join view needs as context."""
+        """Non-late events for ``view``, plus the context a join view needs.
+
+        The context (earlier micro-batches, and events the batch layer owns) lets a
+        stream-stream join find its partner across a micro-batch or cutoff boundary.
+        """
         own = events.where(~F.array_contains("late_for", view.name))
         if view.context_lookback is None or retained is None:
             return own.select(*EVENT_COLUMNS)
@@ -233,25 +237,29 @@ class MicroBatchProcessor:
         watermarks = {
             v.name: seen - self.settings.views.lateness(v.name) if seen else None for v in views
         }
-        events = (
+        owned = ~below(epoch.cutoff)
+        none: Column = F.array().cast("array<string>")
+        every = (
             valid_events(batch)
-            .where(~below(epoch.cutoff))
-            .withColumn("late_for", _late_for(watermarks))
+            .withColumn("late_for", F.when(owned, _late_for(watermarks)).otherwise(none))
             .withColumn("batch_id", F.lit(batch_id).cast("long"))
             .persist()
         )
         try:
+            events = every.where(owned)
             late = self._write_late(events, watermarks, batch_id)
-            retained = self._retained(batch_id)
-            self._append(events, self.lane.retained, "retained", batch_id)
+            earlier = self._retained(batch_id)
+            context = every.where(~owned)
+            if earlier is not None:
+                context = earlier.unionByName(context)
+            self._append(every, self.lane.retained, "retained", batch_id)
             for view in views:
-                contribution = view.compute(
-                    self._view_input(view, events, retained, watermarks[view.name]), ctx
-                )
+                view_input = self._view_input(view, events, context, watermarks[view.name])
+                contribution = view.compute(view_input, ctx)
                 self._apply(view, self.lane.state(epoch.id, view.name), contribution, batch_id)
             valid = events.count()
         finally:
-            events.unpersist()
+            every.unpersist()
         if batch_id % PRUNE_EVERY == 0 and max_time is not None:
             self._prune(epoch, max_time)
         return {

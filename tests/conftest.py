@@ -80,23 +80,29 @@ def kafka_settings(
         kafka_broker.down(settings)
 
 
-@pytest.fixture
-def make_topic_settings(kafka_settings: Settings) -> Callable[..., Settings]:
-    """Factory: Settings with unique topics (created) and storage root, on the session broker.
-
-    Keyword arguments override other ``kafka`` fields (e.g. ``events_partitions=2``).
-    """
+def fresh_topics(kafka_settings: Settings, **kafka: object) -> Settings:
+    """Settings with unique topics (created) and storage root on the session broker."""
     from uuid import uuid4
 
     from infra.topics import ensure_topics
 
+    suffix = uuid4().hex[:10]
+    fields = {"events_topic": f"events_{suffix}", "catalog_topic": f"catalog_{suffix}"}
+    settings = with_sections(
+        kafka_settings,
+        kafka={**fields, **kafka},
+        storage={"root": f"{kafka_settings.storage.root}/{suffix}"},
+    )
+    ensure_topics(settings)
+    return settings
+
+
+@pytest.fixture
+def make_topic_settings(kafka_settings: Settings) -> Callable[..., Settings]:
+    """Factory: ``fresh_topics`` on the session broker; kwargs override ``kafka`` fields."""
+
     def make(**kafka: object) -> Settings:
-        suffix = uuid4().hex[:10]
-        fields = {"events_topic": f"events_{suffix}", "catalog_topic": f"catalog_{suffix}"}
-        root = f"{kafka_settings.storage.root}/{suffix}"
-        settings = with_sections(kafka_settings, kafka={**fields, **kafka}, storage={"root": root})
-        ensure_topics(settings)
-        return settings
+        return fresh_topics(kafka_settings, **kafka)
 
     return make
 

@@ -1,0 +1,45 @@
+"""Lambda end to end on a real broker: batch, more events (some late), speed; serving = oracle."""
+
+from __future__ import annotations
+
+import pytest
+
+import oracle
+from batch_layer.job import run_batch
+from event_log.generator import WorkloadSpec, generate
+from event_log.producer import produce
+from serving_layer.read import lambda_source, read_view
+from speed_layer import LAMBDA_LANE, run_speed
+from tests.support.expected import expected_views, late_event_ids
+from tests.support.kafka import consume_all
+from tests.support.workload import assert_view_matches
+from views import default_registry
+
+pytestmark = pytest.mark.integration
+SPEC = WorkloadSpec(events=4_000, users=60, products=30, seed=21)
+
+
+def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
+    settings = topic_settings
+    records = list(generate(SPEC))
+    split = int(len(records) * 0.6)
+    assert produce(settings, records[:split]).failed == 0
+    batch = run_batch(spark, settings)
+    batch_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    assert produce(settings, records[split:]).failed == 0
+    run_speed(spark, settings, until_caught_up=True)
+
+    source = lambda_source(spark, settings)
+    assert source.description.startswith(f"batch run {batch.run.run_id} + speed")
+    events = consume_all(settings, settings.kafka.events_topic)
+    final_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    late = late_event_ids(spark, settings, LAMBDA_LANE)
+    expected = expected_views(
+        events,
+        {"batch": batch_catalog, "speed": final_catalog},
+        settings,
+        late,
+        cutoff=batch.run.cutoff,
+    )
+    for view in default_registry():
+        assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
