@@ -8,7 +8,8 @@ idempotence, ``linger.ms``, ``batch.size``, compression from the configuration):
 Contenders (each on fresh topics, interleaved over the repeats, median reported):
 
 * ``lk produce``: ``produce(settings, workload(spec))``, the exact call the CLI makes,
-  timed end to end *including* generating the workload (what a user waits for).
+  timed end to end *including* generating the workload (what a user waits for; large
+  workloads are generated in a child process, overlapping the sends).
 * ``kafka-python loop``: the same records, generated beforehand, sent with a plain
   ``KafkaProducer`` + ``send()`` loop + ``flush()``.
 * ``java ProducerPerformance``: ``org.apache.kafka.tools.ProducerPerformance`` from the
@@ -19,7 +20,12 @@ Contenders (each on fresh topics, interleaved over the repeats, median reported)
 
 Rates are records per second (events, their re-sends, junk and catalog changes; every
 contender sends the same number of records). MB/s counts record values, 10^6 bytes.
+"CPU us/record" is the user + system CPU of this process and the children it reaped
+during the run (``lk produce``: including its generator process; Java: the whole JVM,
+start-up and JIT included), per record; the broker's CPU is not in it. On a shared
+machine wall-clock rates move with the load; CPU per record much less so.
 Without ``--bootstrap`` the script runs its own broker on free ports in a temp dir.
+Results go to ``benchmarks/results/producer_throughput.json``; a markdown table is printed.
 """
 
 from __future__ import annotations
@@ -144,8 +150,9 @@ def broker(bootstrap: str | None, workdir: Path) -> Iterator[Settings]:
 def fresh_topics(settings: Settings, label: str, created: list[str]) -> Settings:
     """Settings whose events/catalog topics are new, empty and created now."""
     suffix = f"{label}_{uuid4().hex[:8]}"
-    mine = with_kafka(settings, events_topic=f"bench_events_{suffix}",
-                      catalog_topic=f"bench_catalog_{suffix}")  # fmt: skip
+    mine = with_kafka(
+        settings, events_topic=f"bench_events_{suffix}", catalog_topic=f"bench_catalog_{suffix}"
+    )
     created += ensure_topics(mine)
     return mine
 
@@ -161,7 +168,8 @@ def run_lk(settings: Settings, work: Workload) -> Run:
     seconds = time.perf_counter() - started
     if report.failed or report.acknowledged != report.sent:
         raise RuntimeError(f"lk produce lost records: {report.as_dict()}")
-    return Run(report.sent, seconds, work.value_bytes, {"report_seconds": report.seconds})
+    extra = {"report_seconds": round(report.seconds, 3)}
+    return Run(report.sent, seconds, work.value_bytes, extra=extra)
 
 
 def run_bare(settings: Settings, work: Workload) -> Run:
@@ -222,7 +230,7 @@ def run_java(settings: Settings, work: Workload, *, payload_file: bool) -> Run:
     started = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
-    summary = [m for m in _SUMMARY.finditer(done.stdout)]
+    summary = list(_SUMMARY.finditer(done.stdout))
     if done.returncode != 0 or not summary:
         raise RuntimeError(
             f"ProducerPerformance failed (exit {done.returncode}):\n"
@@ -236,7 +244,7 @@ def run_java(settings: Settings, work: Workload, *, payload_file: bool) -> Run:
         records,
         seconds,
         round(records * size),
-        {
+        extra={
             "summary": last.group(0),
             "tool_mb_per_s": float(last["mb"]),
             "avg_latency_ms": float(last["avg"]),
@@ -312,7 +320,7 @@ def machine(settings: Settings) -> dict[str, Any]:
     }
 
 
-def summarize(name: str, runs: list[Run]) -> dict[str, Any]:
+def summarize(runs: list[Run]) -> dict[str, Any]:
     rates = [r.rate for r in runs]
     median = statistics.median(rates)
     return {
@@ -410,7 +418,7 @@ def _benchmark(
                 f"{run.seconds:.2f} s = {run.rate:,.0f} records/s",
                 file=sys.stderr,
             )
-    contenders = {name: summarize(name, runs[name]) for name in CONTENDERS}
+    contenders = {name: summarize(runs[name]) for name in CONTENDERS}
     rate = {name: row["events_per_s"] for name, row in contenders.items()}
     kafka = settings.kafka
     result = {

@@ -6,6 +6,9 @@ send order then gets the disorder real devices produce: jitter, late events, re-
 with the same ``event_id``, malformed records and skewed device clocks. The same
 ``WorkloadSpec`` always yields the same records, so any view can be recomputed
 independently from them.
+
+``generate`` streams the records in send order without holding the whole workload;
+``generate_ahead`` yields the same records computed on another core (a child process).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import multiprocessing
+import pickle
 import random
 import traceback
 from collections import deque
@@ -21,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from itertools import islice, starmap
+from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from queue import Empty
 from typing import Any, Literal
 
 import orjson
@@ -138,7 +142,7 @@ _US = timedelta(microseconds=1)
 _EPOCH = datetime(1970, 1, 1)
 _MS = 1_000
 _NEVER = 1 << 62
-_EXACT_LIMIT = 1 << 40  # durations below ~12 days: a float product is within 1e-5 us
+_EXACT_LIMIT = 1 << 40  # below ~12.7 days a float product is within 1e-4 us of exact
 
 
 def _micros(moment: datetime) -> int:
@@ -366,54 +370,55 @@ def _rows(spec: WorkloadSpec) -> Iterator[_Row]:
         yield pop(pending)[2]
 
 
-def generate_ahead(spec: WorkloadSpec, *, chunk: int = 2_000, depth: int = 16) -> Iterator[Record]:
+def generate_ahead(spec: WorkloadSpec, *, chunk: int = 2_000) -> Iterator[Record]:
     """``generate(spec)``, computed in a child process while the caller consumes it.
 
-    The child sends chunks of ``chunk`` records through a queue of at most ``depth``
-    chunks (so it runs at most ``chunk * depth`` records ahead); the records arrive in
-    exactly ``generate``'s order. The child starts now, not on the first ``next``, so it
-    is forked before the caller starts threads of its own (a Kafka producer). An error in
-    the child is raised here; closing the iterator early stops the child.
+    The child pickles chunks of ``chunk`` records into a pipe; it blocks while the pipe
+    is full, so it runs at most about two chunks ahead. The records arrive in exactly
+    ``generate``'s order. The child starts now, not on the first ``next``, so it is forked
+    before the caller starts threads of its own (a Kafka producer). An error in the
+    child is raised here; closing the iterator early stops the child.
     """
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    queue = context.Queue(maxsize=depth)
+    receiver, sender = context.Pipe(duplex=False)
     process = context.Process(
-        target=_generate_into, args=(spec, queue, chunk), name="lk-generate", daemon=True
+        target=_generate_into, args=(spec, sender, chunk), name="lk-generate", daemon=True
     )
     process.start()
-    return _drain(process, queue)
+    sender.close()  # the child holds the write end; EOF then means it is gone
+    return _drain(process, receiver)
 
 
-def _generate_into(spec: WorkloadSpec, queue: Any, chunk: int) -> None:
-    """Child process: put ``("records", columns)`` chunks, then ``("done", count)``."""
+def _generate_into(spec: WorkloadSpec, pipe: Connection, chunk: int) -> None:
+    """Child process: send ``("records", columns)`` chunks, then ``("done", count)``."""
+    send = pipe.send_bytes
     try:
         rows = _rows(spec)
         count = 0
         while batch := list(islice(rows, chunk)):
-            queue.put(("records", tuple(zip(*batch, strict=True))))  # topics, keys, ...
+            columns = tuple(zip(*batch, strict=True))  # topics, keys, values, kinds
+            send(pickle.dumps(("records", columns), protocol=pickle.HIGHEST_PROTOCOL))
             count += len(batch)
-        queue.put(("done", count))
-    except BaseException:
-        queue.put(("error", traceback.format_exc()))
-        raise
+        send(pickle.dumps(("done", count)))
+    except Exception:
+        send(pickle.dumps(("error", traceback.format_exc())))  # the caller raises it
+        raise SystemExit(1) from None
+    finally:
+        pipe.close()
 
 
-def _drain(process: BaseProcess, queue: Any) -> Iterator[Record]:
+def _drain(process: BaseProcess, pipe: Connection) -> Iterator[Record]:
     received = 0
     try:
         while True:
             try:
-                kind, payload = queue.get(timeout=1.0)
-            except Empty:
-                if process.is_alive():
-                    continue
-                try:  # it may have put its last words just before it exited
-                    kind, payload = queue.get(timeout=1.0)
-                except Empty:
-                    raise RuntimeError(
-                        f"the workload generator process died (exit code {process.exitcode})"
-                    ) from None
+                kind, payload = pickle.loads(pipe.recv_bytes())
+            except EOFError:
+                process.join(timeout=10)
+                raise RuntimeError(
+                    f"the workload generator process died (exit code {process.exitcode})"
+                ) from None
             if kind == "records":
                 received += len(payload[0])
                 yield from map(Record, *payload)
@@ -428,7 +433,7 @@ def _drain(process: BaseProcess, queue: Any) -> Iterator[Record]:
         if process.is_alive():  # closed early or failed: stop it
             process.terminate()
             process.join(timeout=10)
-        queue.close()
+        pipe.close()
 
 
 def describe(spec: WorkloadSpec) -> str:

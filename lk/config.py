@@ -163,6 +163,14 @@ class ViewSettings(_Section):
         return self.allowed_lateness.get(view, timedelta(minutes=10))
 
 
+class ServingSettings(_Section):
+    """The HTTP read API (``lk serve``): where it listens, how often it looks for new data."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    refresh_interval: Duration = timedelta(seconds=2)
+
+
 class Settings(BaseSettings):
     """Everything the platform reads at start; ``mode`` picks the wiring."""
 
@@ -177,6 +185,7 @@ class Settings(BaseSettings):
     storage: StorageSettings = StorageSettings()
     stream: StreamSettings = StreamSettings()
     views: ViewSettings = ViewSettings()
+    serving: ServingSettings = ServingSettings()
 
     @classmethod
     def settings_customise_sources(

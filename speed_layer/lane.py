@@ -10,21 +10,24 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.sql import SparkSession
 
 from lk import storage
+from lk.config import ViewSettings
 from lk.tables import Tables
 
 
 @dataclass(frozen=True)
 class Lane:
-    """Paths and identity of one streaming job."""
+    """Paths and identity of one streaming job, and the view settings it was created with."""
 
     name: str
     root: str
     app_id: str
+    views: dict[str, Any] = field(default_factory=dict)
 
     @property
     def checkpoint(self) -> str:
@@ -55,16 +58,31 @@ def lane_root(tables: Tables, name: str) -> str:
     return tables.path(*name.split("-", 1))
 
 
-def open_lane(spark: SparkSession, tables: Tables, name: str) -> Lane:
-    """Load a lane's identity, creating it (and a fresh app id) the first time."""
+def open_lane(
+    spark: SparkSession, tables: Tables, name: str, views: ViewSettings | None = None
+) -> Lane:
+    """Load a lane's identity, creating it (and a fresh app id) the first time.
+
+    ``views`` are frozen into a new lane: a Kappa version keeps computing with the view
+    settings it was built with, whatever the config says later.
+    """
     root = lane_root(tables, name)
     meta = f"{root}/_lane.json"
     if storage.exists(spark, meta):
-        app_id = json.loads(storage.read_text(spark, meta))["app_id"]
+        data = json.loads(storage.read_text(spark, meta))
     else:
-        app_id = f"lk-{name}-{uuid.uuid4().hex[:12]}"
-        storage.write_text(spark, meta, json.dumps({"name": name, "app_id": app_id}))
-    return Lane(name=name, root=root, app_id=app_id)
+        data = {
+            "name": name,
+            "app_id": f"lk-{name}-{uuid.uuid4().hex[:12]}",
+            "views": views.model_dump(mode="json") if views else {},
+        }
+        storage.write_text(spark, meta, json.dumps(data))
+    return Lane(name=name, root=root, app_id=data["app_id"], views=data.get("views", {}))
+
+
+def lane_exists(spark: SparkSession, tables: Tables, name: str) -> bool:
+    """Whether the lane has been created."""
+    return storage.exists(spark, f"{lane_root(tables, name)}/_lane.json")
 
 
 def reset_lane(spark: SparkSession, tables: Tables, name: str) -> None:

@@ -4,9 +4,12 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
 
 1. malformed records go to the quarantine, with their reason;
 2. events below the epoch's cutoff are skipped (the batch layer owns them);
-3. per view, events older than the view's watermark (max event time of earlier
-   micro-batches minus the view's allowed lateness) are late: written to
-   ``late_events`` and left out of that view, never silently;
+3. per view, events older than the view's watermark are late: written to
+   ``late_events`` and left out of that view, never silently. The watermark is the
+   lane's event-time clock after the earlier micro-batches, minus the view's allowed
+   lateness; the clock is the *minimum over partitions* of each partition's maximum
+   event time, so a partition that a bounded micro-batch carried further ahead in
+   event time does not make a slower partition's on-time events look late;
 4. per view, ``contribution = view.compute(events)`` and, for the groups it touches,
    ``state = view.merge(state ∪ contribution)`` replaces those groups in one Delta commit;
 5. the progress row is written last.
@@ -220,20 +223,30 @@ class MicroBatchProcessor:
         ctx: ViewContext,
     ) -> dict:
         spark, views = self.spark, list(self.registry)
-        counts = batch.agg(
-            F.count("*").alias("input"),
-            F.count(F.when(F.col("reason").isNotNull(), 1)).alias("bad"),
-            F.max(F.when(F.col("reason").isNull(), F.col("event_time"))).alias("max_time"),
-        ).first()
+        per_partition = (
+            batch.groupBy("partition")
+            .agg(
+                F.count("*").alias("input"),
+                F.count(F.when(F.col("reason").isNotNull(), 1)).alias("bad"),
+                F.max(F.when(F.col("reason").isNull(), F.col("event_time"))).alias("max_time"),
+            )
+            .collect()
+        )
+        counts = {
+            "input": sum(r["input"] for r in per_partition),
+            "bad": sum(r["bad"] for r in per_partition),
+        }
         if counts["bad"]:
             bronze.ensure_tables(spark, self.tables)
             bronze.quarantine(spark, self.tables, quarantined(batch), self.lane.name, str(batch_id))
+        clock = dict(previous.partition_clock) if previous else {}
+        for row in per_partition:
+            if row["max_time"] is not None:
+                clock[row["partition"]] = max(
+                    clock.get(row["partition"], row["max_time"]), row["max_time"]
+                )
         seen = previous.max_event_time if previous else None
-        max_time = (
-            max(t for t in (seen, counts["max_time"]) if t is not None)
-            if (seen or counts["max_time"])
-            else None
-        )
+        max_time = min(clock.values()) if clock else None
         watermarks = {
             v.name: seen - self.settings.views.lateness(v.name) if seen else None for v in views
         }
@@ -264,6 +277,7 @@ class MicroBatchProcessor:
             self._prune(epoch, max_time)
         return {
             "max_event_time": max_time,
+            "partition_clock": clock,
             "input_rows": counts["input"],
             "valid_rows": valid,
             "quarantined_rows": counts["bad"],

@@ -19,13 +19,17 @@ from speed_layer.lane import Lane
 PROGRESS_SCHEMA = (
     "batch_id long, epoch string, cutoff string, start_offsets string, end_offsets string, "
     "max_event_time timestamp, input_rows long, valid_rows long, quarantined_rows long, "
-    "late_rows string, started_at timestamp, finished_at timestamp"
+    "late_rows string, started_at timestamp, finished_at timestamp, partition_clock string"
 )
 
 
 @dataclass(frozen=True)
 class BatchProgress:
-    """What one micro-batch did."""
+    """What one micro-batch did.
+
+    ``max_event_time`` is the lane's event-time clock after this batch: the minimum over
+    partitions of ``partition_clock``, each partition's maximum event time so far.
+    """
 
     batch_id: int
     epoch: str
@@ -39,6 +43,7 @@ class BatchProgress:
     late_rows: dict[str, int] = field(default_factory=dict)
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    partition_clock: dict[int, datetime] = field(default_factory=dict)
 
     @property
     def duration_s(self) -> float:
@@ -71,6 +76,7 @@ def append(spark: SparkSession, lane: Lane, progress: BatchProgress) -> None:
         json.dumps(progress.late_rows),
         progress.started_at,
         progress.finished_at,
+        json.dumps({str(p): t.isoformat() for p, t in sorted(progress.partition_clock.items())}),
     )
     (
         spark.createDataFrame([row], PROGRESS_SCHEMA)
@@ -96,6 +102,10 @@ def _parse(row: dict) -> BatchProgress:
         late_rows=json.loads(row["late_rows"] or "{}"),
         started_at=row["started_at"],
         finished_at=row["finished_at"],
+        partition_clock={
+            int(p): datetime.fromisoformat(t)
+            for p, t in json.loads(row.get("partition_clock") or "{}").items()
+        },
     )
 
 

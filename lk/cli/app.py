@@ -8,6 +8,7 @@ from lk.cli import infra
 from lk.cli.batch import batch_command
 from lk.cli.produce import produce_command
 from lk.cli.query import query_command
+from lk.cli.serve import serve_command
 
 app = typer.Typer(
     name="lk",
@@ -19,6 +20,7 @@ app.add_typer(infra.app, name="infra")
 app.command("produce")(produce_command)
 app.command("batch")(batch_command)
 app.command("query")(query_command)
+app.command("serve")(serve_command)
 
 
 def main() -> None:

@@ -64,16 +64,21 @@ def test_same_seed_same_records(records: list[Record]) -> None:
 def test_generating_ahead_in_a_child_process_gives_the_same_records(
     records: list[Record],
 ) -> None:
-    assert list(generate_ahead(SPEC, chunk=500, depth=2)) == records
+    assert list(generate_ahead(SPEC, chunk=500)) == records
 
 
 def test_closing_generate_ahead_early_stops_the_child() -> None:
     import multiprocessing
 
-    ahead = generate_ahead(WorkloadSpec(events=200_000), chunk=100, depth=2)
+    ahead = generate_ahead(WorkloadSpec(events=200_000), chunk=100)
     assert next(ahead).topic == "catalog"
     ahead.close()
     assert not [p for p in multiprocessing.active_children() if p.name == "lk-generate"]
+
+
+def test_an_error_in_the_generator_process_is_raised_in_the_caller() -> None:
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        list(generate_ahead(WorkloadSpec(users=0)))
 
 
 def test_different_seeds_differ(records: list[Record]) -> None:

@@ -1,0 +1,218 @@
+"""Reprocessing, as Jay Kreps described it: replay the retained log into a new version.
+
+``reprocess`` starts version ``n+1`` from offset 0 with the current view settings while
+version ``n`` keeps serving; once ``n+1`` has caught up with the log end it switches
+readers in one atomic pointer write and saves a per-view diff. ``rollback`` points back
+to the previous version; ``drop`` deletes a version that no longer serves.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from infra.topics import end_offsets, start_offsets
+from kappa.versions import (
+    EPOCH,
+    KappaError,
+    existing_versions,
+    lane_name,
+    open_version,
+    point_to,
+    serving_version,
+    switches,
+    version_settings,
+)
+from lk import storage
+from lk.config import Settings
+from lk.tables import Tables
+from speed_layer import progress
+from speed_layer.lane import Lane, lane_root
+from speed_layer.micro_batch import Epoch
+from speed_layer.stream import run_lane
+from views.base import View
+from views.registry import ViewRegistry, default_registry
+
+log = logging.getLogger(__name__)
+
+
+class TruncatedLogError(KappaError):
+    """The retained log no longer starts at offset 0: a replay would silently lose history."""
+
+
+@dataclass(frozen=True)
+class ReprocessResult:
+    """What a reprocess did."""
+
+    version: int
+    previous: int | None
+    offsets: int
+    seconds: float
+    diff: dict[str, dict[str, int]]
+
+
+def kappa_epoch() -> Epoch:
+    """Kappa lanes have one epoch and no base: the streaming code computes everything."""
+    return Epoch(EPOCH, {}, lambda view: None, keeps_history=False)
+
+
+def check_log_complete(settings: Settings) -> dict[int, int]:
+    """Refuse to replay a truncated log; return its end offsets otherwise."""
+    topic = settings.kafka.events_topic
+    starts = start_offsets(settings, topic)
+    truncated = {p: o for p, o in starts.items() if o > 0}
+    if truncated:
+        detail = ", ".join(
+            f"partition {p} starts at offset {o}" for p, o in sorted(truncated.items())
+        )
+        raise TruncatedLogError(
+            f"the log of {topic!r} is truncated ({detail}): retention or a delete removed "
+            "history, so a replay would not see every event; refusing to reprocess"
+        )
+    return end_offsets(settings, topic)
+
+
+def run_version(
+    spark: SparkSession,
+    settings: Settings,
+    lane: Lane,
+    registry: ViewRegistry,
+    *,
+    until_caught_up: bool,
+    on_progress: Callable[[dict], None] | None = None,
+) -> None:
+    """Run one version's lane with the view settings frozen into it."""
+    run_lane(
+        spark,
+        version_settings(settings, lane),
+        lane,
+        registry,
+        kappa_epoch,
+        until_caught_up=until_caught_up,
+        on_progress=on_progress,
+    )
+
+
+def reprocess(
+    spark: SparkSession,
+    settings: Settings,
+    registry: ViewRegistry | None = None,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    before_switch: Callable[[int], None] | None = None,
+) -> ReprocessResult:
+    """Build the next version from offset 0, then switch readers to it.
+
+    Args:
+        spark: the session.
+        settings: settings whose view parameters the new version freezes.
+        registry: the views to build.
+        on_progress: ``(offsets processed, offsets to process)`` after each micro-batch.
+        before_switch: called with the new version once it has caught up, just before
+            the switch (tests query the old version there).
+    """
+    started = time.perf_counter()
+    registry = registry or default_registry()
+    tables = Tables.of(settings)
+    target = check_log_complete(settings)
+    total = sum(target.values())
+    previous = serving_version(spark, tables)
+    version = max(existing_versions(spark, tables), default=0) + 1
+    lane = open_version(spark, settings, version)
+
+    def report(metrics: dict) -> None:
+        if on_progress:
+            ends = next(iter((metrics.get("end_offsets") or {}).values()), {})
+            on_progress(sum(int(o) for o in ends.values()), total)
+
+    run_version(spark, settings, lane, registry, until_caught_up=True, on_progress=report)
+    last = progress.latest(spark, lane)
+    reached = last.end_offsets if last else {}
+    if any(reached.get(p, 0) < o for p, o in target.items() if o > 0):
+        raise KappaError(f"v{version} stopped before the log end: {reached} < {target}")
+    if before_switch:
+        before_switch(version)
+    diff = diff_versions(spark, settings, previous, version, registry) if previous else {}
+    if diff:
+        storage.write_text(
+            spark,
+            tables.path("kappa", "diffs", f"v{previous}_v{version}.json"),
+            json.dumps(diff, indent=2),
+        )
+    point_to(
+        spark,
+        tables,
+        version,
+        "publish",
+        note=f"replayed {total} offsets; previous v{previous}" if previous else "first",
+    )
+    return ReprocessResult(version, previous, total, time.perf_counter() - started, diff)
+
+
+def _presented(spark: SparkSession, settings: Settings, version: int, view: View) -> DataFrame:
+    lane = open_version(spark, settings, version)
+    return view.present(spark.read.format("delta").load(lane.state(EPOCH, view.name)))
+
+
+def diff_versions(
+    spark: SparkSession,
+    settings: Settings,
+    old: int,
+    new: int,
+    registry: ViewRegistry | None = None,
+) -> dict[str, dict[str, int]]:
+    """Per view: rows in both, rows only in ``old``, only in ``new``, keys whose values differ."""
+    result: dict[str, dict[str, int]] = {}
+    for view in registry or default_registry():
+        a = _presented(spark, settings, old, view)
+        b = _presented(spark, settings, new, view)
+        keys = list(view.key)
+        values = [c for c in a.columns if c not in keys and c in b.columns]
+        same = reduce(
+            lambda x, y: x & y,
+            [F.col(f"a.{c}").eqNullSafe(F.col(f"b.{c}")) for c in values],
+            F.lit(True),
+        )
+        changed = a.alias("a").join(b.alias("b"), keys).where(~same).count()
+        result[view.name] = {
+            "rows_old": a.count(),
+            "rows_new": b.count(),
+            "only_old": a.join(b, keys, "left_anti").count(),
+            "only_new": b.join(a, keys, "left_anti").count(),
+            "changed": changed,
+        }
+    return result
+
+
+def rollback(spark: SparkSession, settings: Settings) -> int:
+    """Point readers back to the version that served before the current one."""
+    tables = Tables.of(settings)
+    history = [s for s in switches(spark, tables) if s.action in ("publish", "rollback")]
+    current = serving_version(spark, tables)
+    alive = set(existing_versions(spark, tables))
+    earlier = [s.version for s in history if s.version != current and s.version in alive]
+    if current is None or not earlier:
+        raise KappaError("nothing to roll back to: no earlier version is still on storage")
+    target = earlier[-1]
+    point_to(spark, tables, target, "rollback", note=f"from v{current}")
+    return target
+
+
+def drop(spark: SparkSession, settings: Settings, version: int) -> None:
+    """Delete a version that does not serve (its lane: checkpoint, state, progress)."""
+    tables = Tables.of(settings)
+    if serving_version(spark, tables) == version:
+        raise KappaError(f"v{version} serves readers; switch away (reprocess/rollback) first")
+    if version not in existing_versions(spark, tables):
+        raise KappaError(f"v{version} does not exist")
+    storage.delete(spark, lane_root(tables, lane_name(version)))
+    serving = serving_version(spark, tables)
+    if serving is not None:
+        point_to(spark, tables, serving, "drop", note=f"dropped v{version}")

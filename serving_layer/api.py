@@ -1,0 +1,180 @@
+"""The HTTP read API: presented views as JSON, served from memory (no Spark per request).
+
+Endpoints:
+
+* ``GET /health``: ``status`` (``ok`` once views are loaded, else 503 ``not_ready``),
+  ``mode``, the serving ``source``, and per view the served table ``version``,
+  ``refreshed_at`` and row count.
+* ``GET /views``: every registered view with its key, columns and served version.
+* ``GET /views/{name}?<column>=<value>&limit=N``: rows whose columns equal the given
+  values (each parsed to its column's type), in the view's order. Unknown view: 404;
+  unknown column or a value that is not of the column's type: 400.
+
+Rows are JSON objects with timestamps as ISO-8601 UTC strings ending in ``Z`` and
+decimals as numbers. View responses carry ``X-Table-Version``, ``X-Refreshed-At``
+(when that version was loaded), ``X-Checked-At`` and ``X-Serving-Source`` headers.
+A :class:`~serving_layer.refresh.Refresher` keeps the copies current in the background.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import Response
+from pyspark.sql import SparkSession
+
+from lk.config import Settings
+from serving_layer.refresh import Refresher, ServedState
+from serving_layer.snapshot import FilterValueError, ViewSnapshot, render
+from views.registry import UnknownViewError, ViewRegistry
+
+_HEALTH_FIELDS = ("served", "version", "rows", "refreshed_at", "reason")
+
+
+def _json(body: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        orjson.dumps(body), status_code=status_code, media_type="application/json", headers=headers
+    )
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else render(value)
+
+
+def _view_info(state: ServedState, name: str, key: tuple[str, ...]) -> dict[str, Any]:
+    snap = state.views.get(name)
+    return {
+        "name": name,
+        "key": list(key),
+        "columns": None
+        if snap is None
+        else [{"name": c.name, "type": c.type} for c in snap.columns],
+        "version": None if snap is None else snap.version,
+        "rows": None if snap is None else len(snap),
+        "refreshed_at": None if snap is None else _time(snap.refreshed_at),
+        "served": snap is not None,
+        "reason": state.missing.get(name) if snap is None else None,
+    }
+
+
+def _limit(text: str) -> int:
+    if not text.strip().isdigit():
+        raise HTTPException(400, f"limit must be a non-negative integer, got {text!r}")
+    return int(text)
+
+
+def _filters(snap: ViewSnapshot, request: Request) -> tuple[dict[str, Any], int | None]:
+    """Typed equality filters and the limit from the query string (400 on a bad one)."""
+    filters: dict[str, Any] = {}
+    limit: int | None = None
+    for name, text in request.query_params.multi_items():
+        if name == "limit":
+            limit = _limit(text)
+            continue
+        column = snap.column(name)
+        if column is None:
+            known = ", ".join(c.name for c in snap.columns)
+            raise HTTPException(
+                400, f"unknown column {name!r} for view {snap.name!r}; columns: {known}"
+            )
+        if name in filters:
+            raise HTTPException(400, f"column {name!r} is filtered more than once")
+        try:
+            filters[name] = column.value(text)
+        except FilterValueError as err:
+            raise HTTPException(400, str(err)) from None
+    return filters, limit
+
+
+def create_app(
+    settings: Settings,
+    registry: ViewRegistry | None = None,
+    *,
+    spark: SparkSession | None = None,
+    refresh_interval: timedelta | float | None = None,
+    refresher: Refresher | None = None,
+) -> FastAPI:
+    """Build the read API; its lifespan starts and stops the background refresher.
+
+    Args:
+        settings: platform settings (mode, storage, ``serving.refresh_interval``).
+        registry: views to serve (the built-in ones by default).
+        spark: a session for refreshes; by default the refresher builds one once, on
+            its own thread, and stops it at shutdown.
+        refresh_interval: seconds (or a timedelta) between checks for new table versions;
+            default ``settings.serving.refresh_interval``.
+        refresher: a ready-made refresher (then ``registry``, ``spark`` and
+            ``refresh_interval`` are ignored).
+
+    Returns:
+        The FastAPI application; ``app.state.refresher`` is its refresher.
+    """
+    refresher = refresher or Refresher(settings, registry, spark=spark, interval=refresh_interval)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        refresher.start()
+        try:
+            yield
+        finally:
+            refresher.stop()
+
+    app = FastAPI(
+        title="lk serving layer",
+        summary="Presented views of the Lambda/Kappa platform, served from memory.",
+        lifespan=lifespan,
+    )
+    app.state.refresher = refresher
+    views = refresher.registry
+
+    @app.get("/health")
+    async def health() -> Response:
+        """Readiness, mode, serving source and the served version of every view."""
+        state = refresher.state
+        body = {
+            "status": "ok" if state.ready else "not_ready",
+            "mode": state.mode,
+            "source": state.source,
+            "checked_at": _time(state.checked_at),
+            "refresh_interval_s": refresher.interval,
+            "error": state.error,
+            "views": {},
+        }
+        for view in views:
+            info = _view_info(state, view.name, view.key)
+            body["views"][view.name] = {k: info[k] for k in _HEALTH_FIELDS}
+        return _json(body, 200 if state.ready else 503)
+
+    @app.get("/views")
+    async def list_views() -> Response:
+        """Every registered view: key columns, presented columns, served version."""
+        state = refresher.state
+        return _json([_view_info(state, v.name, v.key) for v in views])
+
+    @app.get("/views/{name}")
+    async def read(name: str, request: Request) -> Response:
+        """Rows of view ``name`` equal to the query's ``column=value`` filters."""
+        try:
+            views.get(name)
+        except UnknownViewError as err:
+            raise HTTPException(404, err.args[0]) from None
+        state = refresher.state
+        snap = state.views.get(name)
+        if snap is None:
+            reason = state.missing.get(name) or state.error or "the view is not loaded yet"
+            raise HTTPException(503, f"view {name!r} is not available: {reason}")
+        filters, limit = _filters(snap, request)
+        headers = {
+            "X-Table-Version": str(snap.version),
+            "X-Refreshed-At": render(snap.refreshed_at),
+            "X-Checked-At": _time(state.checked_at) or "",
+            "X-Serving-Source": state.source or "",
+        }
+        return _json(snap.select(filters, limit), headers=headers)
+
+    return app

@@ -1,0 +1,267 @@
+"""Keep in-memory snapshots of every presented view current, from a background thread.
+
+Each cycle first probes, without a Spark job, the Delta versions of the tables that
+decide the serving source (Lambda: the batch runs log and the speed lane's progress
+log; Kappa: the pointer log). Only when one of them moved does it ask
+:func:`serving_layer.read.serving_source` (Spark) which tables to serve. Then it probes
+the version of every served view table and reloads a view only when its table or
+version changed, through the one presentation code path: ``view.present(state)`` on
+the SparkSession the process built once. Requests never touch Spark; they read the
+last published :class:`ServedState`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+
+from pyspark.sql import SparkSession
+
+from lk.config import Settings
+from lk.tables import Tables
+from serving_layer.read import ServingSource, ViewNotReadyError, serving_source
+from serving_layer.snapshot import ViewSnapshot
+from serving_layer.versions import table_version
+from views.base import View
+from views.registry import ViewRegistry, default_registry
+
+log = logging.getLogger(__name__)
+
+Resolve = Callable[[SparkSession], ServingSource]
+
+
+def now() -> datetime:
+    """The current UTC time, naive (the platform's convention)."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def pointer_tables(settings: Settings) -> list[str]:
+    """Delta tables whose commits are the only things that can change the serving source.
+
+    Lambda's source follows the latest published batch run and the speed lane's latest
+    progress row; Kappa's follows the pointer log's newest row.
+    """
+    tables = Tables.of(settings)
+    if settings.mode == "kappa":
+        from kappa.versions import pointer_path
+
+        return [pointer_path(tables)]
+    from speed_layer.lambda_lane import LAMBDA_LANE
+    from speed_layer.lane import lane_root
+
+    return [tables.batch_runs, f"{lane_root(tables, LAMBDA_LANE)}/progress"]
+
+
+@dataclass(frozen=True)
+class ServedState:
+    """What the API serves right now; replaced as a whole, never mutated.
+
+    Attributes:
+        mode: the configured design (``lambda`` or ``kappa``).
+        source: the serving source's description, None before one was found.
+        views: name -> snapshot of every view loaded so far.
+        missing: name -> why a registered view is not served.
+        checked_at: when the refresher last confirmed the snapshots are current.
+        error: the last refresh failure or not-ready reason, if any.
+    """
+
+    mode: str
+    source: str | None = None
+    views: dict[str, ViewSnapshot] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+    checked_at: datetime | None = None
+    error: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether a source was found and at least one view is loaded."""
+        return self.source is not None and bool(self.views)
+
+
+def load_snapshot(spark: SparkSession, view: View, path: str, version: int) -> ViewSnapshot:
+    """Presented rows of ``view`` from its state table at ``path`` as of ``version``.
+
+    Args:
+        spark: the session to read with.
+        view: the view whose ``present`` and ``order_by`` apply.
+        path: the Delta table holding the view's merged state.
+        version: the table version to read (the one the snapshot reports).
+
+    Returns:
+        The snapshot, indexed on the view's key.
+    """
+    state = spark.read.format("delta").option("versionAsOf", version).load(path)
+    presented = view.present(state)
+    if view.order_by:
+        presented = presented.orderBy(*view.order_by)
+    rows = presented.collect()
+    return ViewSnapshot(
+        name=view.name,
+        key=view.key,
+        schema=presented.schema,
+        rows=rows,
+        path=path,
+        version=version,
+        refreshed_at=now(),
+    )
+
+
+class Refresher:
+    """Owns the SparkSession and the served snapshots; refreshes them every ``interval``."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        registry: ViewRegistry | None = None,
+        *,
+        spark: SparkSession | None = None,
+        interval: timedelta | float | None = None,
+        resolve: Resolve | None = None,
+        pointers: list[str] | None = None,
+    ) -> None:
+        """Prepare (not start) a refresher.
+
+        Args:
+            settings: platform settings (mode, storage root, Spark).
+            registry: views to serve (the built-in ones by default).
+            spark: a session to use; when None one is built on the refresher's thread
+                with :func:`lk.spark.build_session` and stopped by :meth:`stop`.
+            interval: time between checks (default ``settings.serving.refresh_interval``).
+            resolve: finds the serving source (default :func:`serving_source`).
+            pointers: tables whose commits can change the source (default
+                :func:`pointer_tables`; with an explicit ``resolve`` and no pointers the
+                source is re-resolved every cycle).
+        """
+        self.settings = settings
+        self.registry = registry or default_registry()
+        interval = settings.serving.refresh_interval if interval is None else interval
+        self.interval = (
+            interval.total_seconds() if isinstance(interval, timedelta) else float(interval)
+        )
+        self._spark = spark
+        self._owns_spark = spark is None
+        self._resolve = resolve or (lambda session: serving_source(session, settings))
+        self._pointers = pointer_tables(settings) if resolve is None else pointers
+        self._pointer_versions: tuple[int | None, ...] | None = None
+        self._source: ServingSource | None = None
+        self._not_ready: ViewNotReadyError | None = None
+        self._state = ServedState(mode=settings.mode)
+        self._stop = threading.Event()
+        self._loaded = threading.Event()
+        self._refresh_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def state(self) -> ServedState:
+        """The snapshots served right now (one consistent object)."""
+        return self._state
+
+    @property
+    def spark(self) -> SparkSession:
+        """The session refreshes run on (built on first use if none was given)."""
+        if self._spark is None:
+            from lk.spark import build_session
+
+            self._spark = build_session(self.settings, app_name="lk-serve")
+        return self._spark
+
+    def _pointer_fingerprint(self) -> tuple[int | None, ...] | None:
+        if self._pointers is None:
+            return None
+        return tuple(table_version(self.spark, uri) for uri in self._pointers)
+
+    def _current_source(self) -> ServingSource:
+        """The serving source; resolved with Spark only when a pointer table moved."""
+        fingerprint = self._pointer_fingerprint()
+        unchanged = fingerprint is not None and fingerprint == self._pointer_versions
+        if unchanged and self._source is not None:
+            return self._source
+        if unchanged and self._not_ready is not None:
+            raise self._not_ready
+        self._pointer_versions = fingerprint
+        self._source, self._not_ready = None, None
+        try:
+            self._source = self._resolve(self.spark)
+        except ViewNotReadyError as err:
+            self._not_ready = err
+            raise
+        return self._source
+
+    def refresh(self) -> bool:
+        """One check; reload the views whose table or version changed.
+
+        Returns:
+            Whether any snapshot was (re)loaded.
+
+        Raises:
+            Exception: whatever reading failed with, except "nothing to serve yet",
+                which is recorded in the state (the previous snapshots stay served).
+        """
+        with self._refresh_lock:
+            try:
+                source = self._current_source()
+            except ViewNotReadyError as err:
+                self._state = replace(self._state, error=str(err), checked_at=now())
+                return False
+            current = self._state.views
+            views: dict[str, ViewSnapshot] = {}
+            missing: dict[str, str] = {}
+            changed = current.keys() - {v.name for v in self.registry}
+            for view in self.registry:
+                path = source.paths.get(view.name)
+                version = None if path is None else table_version(self.spark, path)
+                if path is None or version is None:
+                    missing[view.name] = f"{view.name} is not computed by {source.description}"
+                    changed |= {view.name} & current.keys()
+                    continue
+                old = current.get(view.name)
+                if old is not None and old.path == path and old.version == version:
+                    views[view.name] = old
+                    continue
+                views[view.name] = load_snapshot(self.spark, view, path, version)
+                changed.add(view.name)
+                log.info("serving %s at version %s of %s", view.name, version, path)
+            self._state = ServedState(
+                mode=self.settings.mode,
+                source=source.description,
+                views=views,
+                missing=missing,
+                checked_at=now(),
+            )
+            if views:
+                self._loaded.set()
+            return bool(changed)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.refresh()
+            except Exception as err:  # keep serving the last good snapshots
+                log.exception("serving refresh failed")
+                self._state = replace(self._state, error=f"refresh failed: {err}")
+            self._stop.wait(self.interval)
+
+    def start(self) -> None:
+        """Start refreshing in a daemon thread (the first check runs at once)."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="lk-serving-refresh", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """Stop the thread; stop the SparkSession if this refresher built it."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+        if self._owns_spark and self._spark is not None:
+            self._spark.stop()
+            self._spark = None
+
+    def wait_until_loaded(self, timeout: float | None = None) -> bool:
+        """Block until at least one view is served; False on timeout."""
+        return self._loaded.wait(timeout)

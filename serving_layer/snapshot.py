@@ -1,0 +1,219 @@
+"""An in-memory, read-optimized copy of one presented view, indexed for point lookups.
+
+A snapshot holds the presented rows of one version of one view's table, both as typed
+Python values (for matching filters) and pre-rendered as JSON-ready dicts (ISO-8601 UTC
+timestamps ending in ``Z``, decimals as numbers: the same rendering as ``lk query``).
+A hash index on the view's key answers a point query in microseconds; equality filters
+on other columns use per-column indexes built on first use.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from pyspark.sql.types import (
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from lk.cli.query import to_json_value
+
+
+class FilterValueError(ValueError):
+    """A filter value cannot be read as its column's type."""
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise ValueError(text)
+
+
+def _parse_decimal(text: str) -> Decimal:
+    value = Decimal(text.strip())
+    if not value.is_finite():
+        raise ValueError(text)
+    return value
+
+
+def parse_timestamp(text: str) -> datetime:
+    """ISO-8601 text (``Z``, an offset, or none meaning UTC) as a naive UTC datetime."""
+    value = datetime.fromisoformat(text.strip())
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+_PARSERS: tuple[tuple[tuple[type[DataType], ...], Callable[[str], Any]], ...] = (
+    ((ByteType, ShortType, IntegerType, LongType), lambda text: int(text.strip())),
+    ((DecimalType,), _parse_decimal),
+    ((FloatType, DoubleType), lambda text: float(text.strip())),
+    ((StringType,), str),
+    ((BooleanType,), _parse_bool),
+    ((TimestampType, TimestampNTZType), parse_timestamp),
+    ((DateType,), lambda text: date.fromisoformat(text.strip())),
+)
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One presented column: its name, Spark type and the parser of filter values."""
+
+    name: str
+    type: str
+    parse: Callable[[str], Any] | None
+
+    @classmethod
+    def of(cls, name: str, data_type: DataType) -> ColumnInfo:
+        """Column info for a Spark field; ``parse`` is None for types that cannot be filtered."""
+        parse = next((p for types, p in _PARSERS if isinstance(data_type, types)), None)
+        return cls(name, data_type.simpleString(), parse)
+
+    def value(self, text: str) -> Any:
+        """Parse a filter value given as text.
+
+        Raises:
+            FilterValueError: the column cannot be filtered, or the text is not of its type.
+        """
+        if self.parse is None:
+            raise FilterValueError(f"column {self.name!r} of type {self.type} cannot be filtered")
+        try:
+            return self.parse(text)
+        except (ValueError, InvalidOperation):
+            raise FilterValueError(
+                f"{text!r} is not a valid {self.type} for column {self.name!r}"
+            ) from None
+
+
+def render(value: Any) -> Any:
+    """JSON-ready scalar (see ``lk query``); aware datetimes are shown in UTC."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return to_json_value(value)
+
+
+def _index(rows: Iterable[tuple], positions: Sequence[int]) -> dict[Any, list[int]]:
+    index: dict[Any, list[int]] = {}
+    if len(positions) == 1:
+        (pos,) = positions
+        for i, row in enumerate(rows):
+            index.setdefault(row[pos], []).append(i)
+    else:
+        for i, row in enumerate(rows):
+            index.setdefault(tuple(row[p] for p in positions), []).append(i)
+    return index
+
+
+class ViewSnapshot:
+    """The presented rows of one table version of one view, in presentation order.
+
+    Attributes:
+        name: the view's name.
+        key: the view's key columns.
+        columns: presented columns, in order.
+        path: the Delta table the rows were read from (the view's merged state).
+        version: the table version the rows were read at.
+        refreshed_at: when the rows were loaded (UTC, naive).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        key: Sequence[str],
+        schema: StructType,
+        rows: Sequence[tuple],
+        path: str,
+        version: int,
+        refreshed_at: datetime,
+    ) -> None:
+        self.name = name
+        self.key = tuple(key)
+        self.columns = tuple(ColumnInfo.of(f.name, f.dataType) for f in schema.fields)
+        self.path = path
+        self.version = version
+        self.refreshed_at = refreshed_at
+        self._by_name = {c.name: c for c in self.columns}
+        self._positions = {c.name: i for i, c in enumerate(self.columns)}
+        self._rows = [tuple(row) for row in rows]
+        names = [c.name for c in self.columns]
+        self._records = [
+            dict(zip(names, (render(v) for v in row), strict=True)) for row in self._rows
+        ]
+        self._key_index = _index(self._rows, [self._positions[k] for k in self.key])
+        self._column_indexes: dict[str, dict[Any, list[int]]] = {
+            k: _index(self._rows, [self._positions[k]]) for k in self.key
+        }
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def column(self, name: str) -> ColumnInfo | None:
+        """The presented column called ``name``, or None."""
+        return self._by_name.get(name)
+
+    def _column_index(self, name: str) -> dict[Any, list[int]]:
+        index = self._column_indexes.get(name)
+        if index is None:
+            with self._lock:
+                index = self._column_indexes.get(name)
+                if index is None:
+                    index = _index(self._rows, [self._positions[name]])
+                    self._column_indexes[name] = index
+        return index
+
+    def _candidates(self, filters: Mapping[str, Any]) -> tuple[Sequence[int], dict[str, Any]]:
+        """Row ids that may match (ascending) and the filters still to check on them."""
+        if not filters:
+            return range(len(self._rows)), {}
+        if all(k in filters for k in self.key):
+            probe = (
+                filters[self.key[0]] if len(self.key) == 1 else tuple(filters[k] for k in self.key)
+            )
+            rest = {c: v for c, v in filters.items() if c not in self.key}
+            return self._key_index.get(probe, []), rest
+        lists = {c: self._column_index(c).get(v, []) for c, v in filters.items()}
+        best = min(lists, key=lambda c: len(lists[c]))
+        return lists[best], {c: v for c, v in filters.items() if c != best}
+
+    def select(self, filters: Mapping[str, Any], limit: int | None = None) -> list[dict[str, Any]]:
+        """Rendered rows whose columns equal ``filters`` (typed values), in presentation order.
+
+        Args:
+            filters: column name -> value already parsed to the column's type.
+            limit: at most this many rows (None: all).
+
+        Returns:
+            JSON-ready row dicts.
+        """
+        ids, rest = self._candidates(filters)
+        checks = [(self._positions[c], v) for c, v in rest.items()]
+        out: list[dict[str, Any]] = []
+        for i in ids:
+            if limit is not None and len(out) >= limit:
+                break
+            row = self._rows[i]
+            if all(row[pos] == v for pos, v in checks):
+                out.append(self._records[i])
+        return out

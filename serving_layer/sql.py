@@ -1,0 +1,50 @@
+"""Serving views as Spark SQL temp views, so analysts can query them by name.
+
+::
+
+    register_views(spark, settings)
+    spark.sql("SELECT * FROM revenue_by_category WHERE category = 'books'")
+
+Each temp view is ``view.present(state)`` over the serving source's table for that view
+(the same rows :func:`serving_layer.read.read_view` gives, without its ordering: order
+in SQL). The temp views name the tables of the source found at registration: call
+:func:`register_views` again after a new batch run (Lambda) or a version switch (Kappa).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from lk.config import Settings
+from serving_layer.read import serving_source
+from views.registry import ViewRegistry, default_registry
+
+
+def register_views(
+    spark: SparkSession, settings: Settings, registry: ViewRegistry | None = None
+) -> list[str]:
+    """Create or replace one temp view per served view, named after the view.
+
+    Args:
+        spark: the session the temp views are registered in.
+        settings: platform settings (mode, storage root).
+        registry: views to register (the built-in ones by default).
+
+    Returns:
+        The names registered, in registry order. A view the source has not computed is
+        not registered (and a stale temp view of that name is dropped).
+
+    Raises:
+        ViewNotReadyError: nothing has computed any view yet.
+    """
+    source = serving_source(spark, settings)
+    registered: list[str] = []
+    for view in registry or default_registry():
+        path = source.paths.get(view.name)
+        if path is None:
+            spark.catalog.dropTempView(view.name)
+            continue
+        state = spark.read.format("delta").load(path)
+        view.present(state).createOrReplaceTempView(view.name)
+        registered.append(view.name)
+    return registered

@@ -1,0 +1,24 @@
+"""One small workload and one batch run, shared by the serving-layer test modules."""
+
+from __future__ import annotations
+
+import pytest
+
+from event_log.generator import WorkloadSpec
+from lk.config import Settings
+
+SPEC = WorkloadSpec(events=2_000, users=40, products=20, seed=23)
+
+
+@pytest.fixture(scope="package")
+def served(spark, kafka_settings) -> Settings:
+    """Settings whose storage holds one published batch run over ``SPEC``."""
+    from batch_layer.job import run_batch
+    from tests.conftest import fresh_topics
+    from tests.support.kafka import produce_spec
+
+    settings = fresh_topics(kafka_settings)
+    produce_spec(settings, SPEC)
+    result = run_batch(spark, settings)
+    assert not result.skipped and result.run.status == "published"
+    return settings
