@@ -36,7 +36,7 @@ from lk.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import Lane, lane_root
 from speed_layer.micro_batch import Epoch
-from speed_layer.stream import run_lane
+from speed_layer.stream import LaneRun, run_lane
 from views.base import View
 from views.registry import ViewRegistry, default_registry
 
@@ -87,9 +87,9 @@ def run_version(
     *,
     until_caught_up: bool,
     on_progress: Callable[[dict], None] | None = None,
-) -> None:
+) -> LaneRun:
     """Run one version's lane with the view settings frozen into it."""
-    run_lane(
+    return run_lane(
         spark,
         version_settings(settings, lane),
         lane,

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from lk import storage
 from lk.config import Settings, ViewSettings
 from lk.tables import Tables
-from serving_layer.read import ServingSource, ViewNotReadyError
+from serving_layer.source import ServingSource, ViewNotReadyError
 from speed_layer.lane import Lane, lane_exists, open_lane
 from views.registry import default_registry
 

@@ -46,13 +46,14 @@ _UNITS = {
     "d": 86400,
     "day": 86400,
 }
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s*$")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$")
 
 
 def parse_duration(value: Any) -> Any:
     """Accept ``"10 minutes"``, ``"30m"``, ``"1h"``, ``"90s"`` as well as pydantic's forms."""
     if isinstance(value, str) and (match := _DURATION.match(value.lower())):
         number, unit = match.groups()
+        unit = unit if unit in _UNITS else unit.removesuffix("s")
         if unit in _UNITS:
             return timedelta(seconds=float(number) * _UNITS[unit])
     return value

@@ -22,8 +22,9 @@ from pyspark.sql import SparkSession
 
 from lk.config import Settings
 from lk.tables import Tables
-from serving_layer.read import ServingSource, ViewNotReadyError, serving_source
+from lk.wiring import serving_source
 from serving_layer.snapshot import ViewSnapshot
+from serving_layer.source import ServingSource, ViewNotReadyError
 from serving_layer.versions import table_version
 from views.base import View
 from views.registry import ViewRegistry, default_registry

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from lk.config import Settings
-from serving_layer.read import serving_source
+from lk.wiring import serving_source
 from views.registry import ViewRegistry, default_registry
 
 

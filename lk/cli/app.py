@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from lk.cli import infra
+from lk.cli import infra, kappa
 from lk.cli.batch import batch_command
 from lk.cli.produce import produce_command
 from lk.cli.query import query_command
 from lk.cli.serve import serve_command
+from lk.cli.speed import speed_command, status_command
 
 app = typer.Typer(
     name="lk",
@@ -21,6 +22,9 @@ app.command("produce")(produce_command)
 app.command("batch")(batch_command)
 app.command("query")(query_command)
 app.command("serve")(serve_command)
+app.command("speed")(speed_command)
+app.command("status")(status_command)
+app.add_typer(kappa.app, name="kappa")
 
 
 def main() -> None:

@@ -13,9 +13,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from lk.cli.query import to_json_value
+from lk.wiring import serving_source
 from serving_layer.api import create_app
-from serving_layer.read import ServingSource, read_view, serving_source
+from serving_layer.read import read_view
 from serving_layer.refresh import Refresher
+from serving_layer.source import ServingSource
 from serving_layer.versions import table_version
 from views import default_registry
 from views.base import View

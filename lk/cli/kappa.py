@@ -1,0 +1,69 @@
+"""``lk kappa``: reprocess into a new version, roll back, drop, list versions."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from lk.cli.common import console, failures_as_exit, settings
+
+app = typer.Typer(help="Kappa versions: reprocess, rollback, drop.", no_args_is_help=True)
+
+
+@app.command()
+def reprocess() -> None:
+    """Replay the whole retained log into version n+1, then switch readers to it."""
+    from kappa.reprocess import KappaError, reprocess
+    from lk.spark import build_session
+
+    config = settings()
+    spark = build_session(config, app_name="lk-kappa")
+    with (
+        Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress,
+        failures_as_exit(KappaError),
+    ):
+        task = progress.add_task("replaying offsets", total=None)
+        result = reprocess(
+            spark,
+            config,
+            on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    console.print(
+        f"v{result.version} serves now (replayed {result.offsets:,} offsets in "
+        f"{result.seconds:.1f} s; previous: v{result.previous})"
+    )
+    if result.diff:
+        console.print_json(json.dumps(result.diff))
+
+
+@app.command()
+def rollback() -> None:
+    """Point readers back to the previous version."""
+    from kappa.reprocess import KappaError, rollback
+    from lk.spark import build_session
+
+    config = settings()
+    with failures_as_exit(KappaError):
+        version = rollback(build_session(config, app_name="lk-kappa"), config)
+    console.print(f"v{version} serves now")
+
+
+@app.command()
+def drop(version: Annotated[str, typer.Argument(help="The version to delete, e.g. v1.")]) -> None:
+    """Delete a version that no longer serves."""
+    from kappa.reprocess import KappaError, drop
+    from lk.spark import build_session
+
+    config = settings()
+    with failures_as_exit(KappaError, ValueError):
+        drop(build_session(config, app_name="lk-kappa"), config, int(version.lstrip("v")))
+    console.print(f"{version} dropped")

@@ -1,0 +1,75 @@
+"""``lk speed`` and ``lk status``: the streaming job of the configured mode, and its health."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from lk.cli.common import console, err_console, settings
+
+
+def speed_command(
+    until_caught_up: Annotated[
+        bool, typer.Option(help="Process every offset present at start, then exit.")
+    ] = False,
+) -> None:
+    """Run the streaming job: the Lambda speed layer, or the serving Kappa version."""
+    from lk.spark import build_session
+    from lk.wiring import run_streaming
+    from serving_layer.source import ViewNotReadyError
+
+    config = settings()
+    spark = build_session(config, app_name="lk-speed")
+
+    def show(metrics: dict) -> None:
+        console.log(
+            f"batch {metrics['batch_id']}: {metrics['input_rows']} rows, "
+            f"{metrics['batch_duration_ms']} ms, "
+            f"{metrics['processed_rows_per_second'] or 0:.0f} rows/s"
+        )
+
+    try:
+        run = run_streaming(spark, config, until_caught_up=until_caught_up, on_progress=show)
+    except ViewNotReadyError as err:
+        err_console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(1) from None
+    console.print(f"{run.lane}: {run.input_rows:,} rows in {run.seconds:.1f} s")
+
+
+def status_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Mode, serving source, batch cutoff, streaming rates, consumer lag, late events."""
+    from lk.spark import build_session
+    from lk.status import platform_status
+
+    config = settings()
+    status = platform_status(build_session(config, app_name="lk-status"), config)
+    if as_json:
+        console.print_json(json.dumps(status, default=str))
+        return
+    table = Table(title=f"lk status ({status['mode']})", show_header=False)
+    table.add_row("serving", status["serving_source"])
+    batch = status.get("batch")
+    table.add_row("batch run", f"{batch['run_id']} cutoff {batch['cutoff']}" if batch else "-")
+    lane = status.get("streaming") or {}
+    if lane.get("exists"):
+        table.add_row("streaming lane", f"{lane['lane']} (epoch {lane['epoch']})")
+        table.add_row("last micro-batch", str(lane["last_batch_id"]))
+        table.add_row("consumer lag", f"{lane['total_lag']} {lane['consumer_lag']}")
+        table.add_row("input rows/s", str(lane["input_rows_per_second"]))
+        table.add_row("processed rows/s", str(lane["processed_rows_per_second"]))
+        table.add_row("median batch s", str(lane["median_batch_seconds"]))
+        table.add_row("late (excluded) per view", json.dumps(lane["late_rows"]))
+        table.add_row("quarantined", str(lane["quarantined_rows"]))
+    else:
+        table.add_row("streaming lane", lane.get("detail", "not started"))
+    if "kappa" in status:
+        table.add_row(
+            "kappa versions",
+            f"{status['kappa']['versions']} serving v{status['kappa']['serving_version']}",
+        )
+    console.print(table)

@@ -1,0 +1,84 @@
+"""Everything ``lk status`` reports, as plain data (the CLI, Airflow and tests share it)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from batch_layer import runs
+from infra.topics import end_offsets
+from lk import storage
+from lk.config import Settings
+from lk.tables import Tables
+from lk.wiring import serving_source, streaming_lane_name
+from serving_layer.source import ViewNotReadyError
+from speed_layer import progress
+from speed_layer.lane import lane_exists, open_lane
+
+
+def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str, Any]:
+    """A streaming lane: last micro-batch, rates, consumer lag per partition, late counts."""
+    tables = Tables.of(settings)
+    if not lane_exists(spark, tables, name):
+        return {"lane": name, "exists": False}
+    lane = open_lane(spark, tables, name)
+    recent = progress.history(spark, lane, last=20)
+    ends = end_offsets(settings, settings.kafka.events_topic)
+    last = recent[-1] if recent else None
+    processed = last.end_offsets if last else {}
+    lag = {p: end - processed.get(p, 0) for p, end in sorted(ends.items())}
+    metrics_file = f"{lane.root}/_metrics.json"
+    metrics = (
+        json.loads(storage.read_text(spark, metrics_file))
+        if storage.exists(spark, metrics_file)
+        else {}
+    )
+    busy = sum(r.duration_s for r in recent)
+    return {
+        "lane": name,
+        "exists": True,
+        "last_batch_id": last.batch_id if last else None,
+        "epoch": last.epoch if last else None,
+        "event_time_clock": last.max_event_time.isoformat() + "Z"
+        if last and last.max_event_time
+        else None,
+        "processed_offsets": processed,
+        "end_offsets": ends,
+        "consumer_lag": lag,
+        "total_lag": sum(lag.values()),
+        "input_rows_per_second": metrics.get("input_rows_per_second"),
+        "processed_rows_per_second": round(sum(r.input_rows for r in recent) / busy, 1)
+        if busy
+        else None,
+        "median_batch_seconds": sorted(r.duration_s for r in recent)[len(recent) // 2]
+        if recent
+        else None,
+        "view_settings": lane.views,
+        **progress.totals(spark, lane),
+    }
+
+
+def platform_status(spark: SparkSession, settings: Settings) -> dict[str, Any]:
+    """Mode, serving source, latest batch run, the streaming lane and Kappa versions."""
+    tables = Tables.of(settings)
+    status: dict[str, Any] = {"mode": settings.mode}
+    try:
+        status["serving_source"] = serving_source(spark, settings).description
+    except ViewNotReadyError as err:
+        status["serving_source"] = f"none ({err})"
+    run = runs.latest_published(spark, tables)
+    status["batch"] = run.as_dict() if run else None
+    try:
+        status["streaming"] = lane_status(spark, settings, streaming_lane_name(spark, settings))
+    except ViewNotReadyError as err:
+        status["streaming"] = {"exists": False, "detail": str(err)}
+    if settings.mode == "kappa":
+        from kappa.versions import existing_versions, serving_version
+
+        status["kappa"] = {
+            "serving_version": serving_version(spark, tables),
+            "versions": existing_versions(spark, tables),
+        }
+    return status
