@@ -60,3 +60,33 @@ def list_dirs(spark: SparkSession, uri: str) -> list[str]:
     if not fs.exists(path):
         return []
     return [s.getPath().getName() for s in fs.listStatus(path) if s.isDirectory()]
+
+
+def delta_version(spark: SparkSession, uri: str) -> int | None:
+    """The latest committed version of the Delta table at ``uri`` (None if there is none).
+
+    Reads the ``_delta_log`` listing only, no Spark job.
+    """
+    fs, path = _fs_path(spark, f"{uri}/_delta_log")
+    if not fs.exists(path):
+        return None
+    versions = [
+        int(name.removesuffix(".json"))
+        for status in fs.listStatus(path)
+        if (name := status.getPath().getName()).endswith(".json") and name[:-5].isdigit()
+    ]
+    return max(versions) if versions else None
+
+
+def delete_file(spark: SparkSession, uri: str) -> bool:
+    """Delete one file if it exists."""
+    fs, path = _fs_path(spark, uri)
+    return bool(fs.exists(path) and fs.delete(path, False))
+
+
+def list_files(spark: SparkSession, uri: str) -> list[str]:
+    """Names of the files directly under ``uri`` (empty if it does not exist)."""
+    fs, path = _fs_path(spark, uri)
+    if not fs.exists(path):
+        return []
+    return [s.getPath().getName() for s in fs.listStatus(path) if s.isFile()]

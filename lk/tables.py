@@ -37,11 +37,6 @@ class Tables:
         return self.path("quarantine")
 
     @property
-    def late_events(self) -> str:
-        """Events a streaming view excluded as later than its watermark."""
-        return self.path("late_events")
-
-    @property
     def batch_runs(self) -> str:
         """The batch runs log; its latest published row is the serving pointer."""
         return self.path("lambda", "batch_runs")

@@ -28,6 +28,17 @@ class Lane:
     root: str
     app_id: str
     views: dict[str, Any] = field(default_factory=dict)
+    generation: int = 0
+
+    @property
+    def txn_app_id(self) -> str:
+        """The Delta ``txnAppId`` prefix of this lane's writes (new after each recovery)."""
+        return f"{self.app_id}-g{self.generation}"
+
+    @property
+    def late_events(self) -> str:
+        """Events this lane excluded from a view as later than the view's watermark."""
+        return f"{self.root}/late_events"
 
     @property
     def checkpoint(self) -> str:
@@ -77,7 +88,28 @@ def open_lane(
             "views": views.model_dump(mode="json") if views else {},
         }
         storage.write_text(spark, meta, json.dumps(data))
-    return Lane(name=name, root=root, app_id=data["app_id"], views=data.get("views", {}))
+    return Lane(
+        name=name,
+        root=root,
+        app_id=data["app_id"],
+        views=data.get("views", {}),
+        generation=data.get("generation", 0),
+    )
+
+
+def bump_generation(spark: SparkSession, lane: Lane) -> Lane:
+    """Move the lane to a new ``txnAppId`` generation (after undoing a partial batch)."""
+    meta = f"{lane.root}/_lane.json"
+    data = json.loads(storage.read_text(spark, meta))
+    data["generation"] = data.get("generation", 0) + 1
+    storage.write_text(spark, meta, json.dumps(data))
+    return Lane(
+        name=lane.name,
+        root=lane.root,
+        app_id=lane.app_id,
+        views=lane.views,
+        generation=data["generation"],
+    )
 
 
 def lane_exists(spark: SparkSession, tables: Tables, name: str) -> bool:

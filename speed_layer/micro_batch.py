@@ -41,6 +41,7 @@ from lk.tables import Tables
 from speed_layer import progress
 from speed_layer.checkpoint import committed_offsets
 from speed_layer.lane import Lane
+from speed_layer.recovery import record_versions
 from views.base import View, ViewContext
 from views.registry import ViewRegistry
 
@@ -101,7 +102,7 @@ class MicroBatchProcessor:
 
     # -- writes -----------------------------------------------------------------------
     def _txn(self, writer, suffix: str, batch_id: int):
-        return writer.option("txnAppId", f"{self.lane.app_id}-{suffix}").option(
+        return writer.option("txnAppId", f"{self.lane.txn_app_id}-{suffix}").option(
             "txnVersion", batch_id
         )
 
@@ -190,6 +191,17 @@ class MicroBatchProcessor:
         spark = self.spark
         previous = progress.latest(spark, self.lane, before=batch_id)
         epoch = self.epoch()
+        record_versions(
+            spark,
+            self.lane,
+            batch_id,
+            [
+                self.lane.progress,
+                self.lane.retained,
+                self.lane.late_events,
+                *(self.lane.state(epoch.id, view.name) for view in self.registry),
+            ],
+        )
         ctx = ViewContext(self.settings.views, self._catalog_table())
         if previous is None or previous.epoch != epoch.id:
             self._open_epoch(epoch, batch_id, ctx)
@@ -309,7 +321,7 @@ class MicroBatchProcessor:
                 watermark[F.col("view")].alias("watermark"),
                 *EVENT_COLUMNS,
             )
-            self._append(rows, self.tables.late_events, f"late-{self.lane.name}", batch_id)
+            self._append(rows, self.lane.late_events, "late", batch_id)
         return counts
 
     def _prune(self, epoch: Epoch, max_time: datetime) -> None:

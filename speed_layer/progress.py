@@ -82,7 +82,7 @@ def append(spark: SparkSession, lane: Lane, progress: BatchProgress) -> None:
         spark.createDataFrame([row], PROGRESS_SCHEMA)
         .write.format("delta")
         .mode("append")
-        .option("txnAppId", f"{lane.app_id}-progress")
+        .option("txnAppId", f"{lane.txn_app_id}-progress")
         .option("txnVersion", progress.batch_id)
         .save(lane.progress)
     )

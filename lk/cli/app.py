@@ -30,3 +30,7 @@ app.add_typer(kappa.app, name="kappa")
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+if __name__ == "__main__":
+    main()

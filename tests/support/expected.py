@@ -6,27 +6,20 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 import oracle
+from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
+from speed_layer.lane import open_lane
 
 
 def late_event_ids(spark: SparkSession, settings: Settings, lane: str) -> dict[str, set[str]]:
     """``view -> event ids`` the lane excluded as later than the view's watermark."""
-    tables = Tables.of(settings)
-    from lk import storage
-
-    if not storage.is_delta_table(spark, tables.late_events):
+    path = open_lane(spark, Tables.of(settings), lane).late_events
+    if not storage.is_delta_table(spark, path):
         return {}
-    rows = (
-        spark.read.format("delta")
-        .load(tables.late_events)
-        .where(F.col("lane") == lane)
-        .select("view", "event_id")
-        .collect()
-    )
+    rows = spark.read.format("delta").load(path).select("view", "event_id").collect()
     late: dict[str, set[str]] = defaultdict(set)
     for row in rows:
         late[row.view].add(row.event_id)

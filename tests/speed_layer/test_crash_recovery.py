@@ -1,0 +1,93 @@
+"""Exactly-once: SIGKILL the speed layer mid-run, restart it; the views still equal the oracle."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import oracle
+from event_log.generator import WorkloadSpec
+from lk.tables import Tables
+from serving_layer.read import read_view
+from speed_layer import LAMBDA_LANE, run_speed
+from tests.conftest import REPO
+from tests.support.expected import expected_views, late_event_ids
+from tests.support.kafka import consume_all, produce_spec
+from tests.support.workload import assert_view_matches
+from views import default_registry
+
+pytestmark = pytest.mark.integration
+SPEC = WorkloadSpec(events=4_000, users=60, products=30, seed=33)
+
+
+def _env(settings) -> dict[str, str]:
+    return {
+        **os.environ,
+        "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
+        "LK_KAFKA__EVENTS_TOPIC": settings.kafka.events_topic,
+        "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
+        "LK_STORAGE__ROOT": settings.storage.root,
+        "LK_SPARK__JARS_DIR": str(settings.spark.jars_dir),
+        "LK_SPARK__SHUFFLE_PARTITIONS": "2",
+        "LK_STREAM__MAX_OFFSETS_PER_TRIGGER": "500",
+    }
+
+
+def _committed_batches(settings) -> int:
+    log = Path(
+        Tables.of(settings).path("lambda", "speed", "progress", "_delta_log").removeprefix("file:")
+    )
+    return len(list(log.glob("*.json"))) if log.exists() else 0
+
+
+def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_settings):
+    settings = topic_settings
+    produce_spec(settings, SPEC)
+    speed = subprocess.Popen(
+        [sys.executable, "-m", "lk.cli.app", "speed"],
+        cwd=REPO,
+        env=_env(settings),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while _committed_batches(settings) < 2 and time.monotonic() < deadline:
+            assert speed.poll() is None, "the speed layer exited early"
+            time.sleep(0.5)
+        assert _committed_batches(settings) >= 2, "the speed layer made no progress"
+        lane_root = Path(Tables.of(settings).path("lambda", "speed").removeprefix("file:"))
+        started = lane_root / "_batches" / f"{_committed_batches(settings)}.json"
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the next micro-batch has begun writing
+        time.sleep(0.5)
+    finally:
+        os.killpg(speed.pid, signal.SIGKILL)
+        speed.wait()
+    killed_at = _committed_batches(settings)
+
+    run_speed(
+        spark,
+        settings.model_copy(
+            update={"stream": settings.stream.model_copy(update={"max_offsets_per_trigger": 500})}
+        ),
+        until_caught_up=True,
+    )
+    assert _committed_batches(settings) > killed_at
+    meta = json.loads((lane_root / "_lane.json").read_text())
+    assert meta["generation"] == 1, "the killed micro-batch was undone and planned again"
+
+    events = consume_all(settings, settings.kafka.events_topic)
+    catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    late = late_event_ids(spark, settings, LAMBDA_LANE)
+    expected = expected_views(events, catalog, settings, late)
+    for view in default_registry():
+        assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
