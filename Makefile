@@ -32,7 +32,9 @@ lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 bench: setup
-	$(BIN)/python -m benchmarks.run_all
+	$(BIN)/python -m benchmarks.producer_throughput
+	$(BIN)/python -m benchmarks.serving_latency
+	$(BIN)/python -m benchmarks.recompute_vs_replay
 
 down:
 	-$(BIN)/lk infra down

@@ -19,6 +19,7 @@ from lk import storage
 from lk.config import Settings, ViewSettings
 from lk.tables import Tables
 from serving_layer.source import ServingSource, ViewNotReadyError
+from speed_layer import progress
 from speed_layer.lane import Lane, lane_exists, open_lane
 from views.registry import default_registry
 
@@ -110,4 +111,7 @@ def kappa_source(spark: SparkSession, settings: Settings) -> ServingSource:
         raise ViewNotReadyError("no Kappa version serves yet: run `lk kappa reprocess`")
     lane = open_version(spark, settings, version)
     paths = {v.name: lane.state(EPOCH, v.name) for v in default_registry()}
-    return ServingSource("kappa", f"kappa v{version}", paths)
+    last = progress.latest(spark, lane)
+    return ServingSource(
+        "kappa", f"kappa v{version}", paths, clock=last.max_event_time if last else None
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from lk.config import Settings
 from lk.wiring import serving_source
@@ -20,12 +21,47 @@ def serving_state(spark: SparkSession, settings: Settings, view: View) -> DataFr
 
 
 def read_view(
-    spark: SparkSession, settings: Settings, name: str, registry: ViewRegistry | None = None
+    spark: SparkSession,
+    settings: Settings,
+    name: str,
+    registry: ViewRegistry | None = None,
+    *,
+    with_status: bool = False,
 ) -> DataFrame:
-    """Presented rows of view ``name``, in key order."""
+    """Presented rows of view ``name``, in key order (optionally labelled, see below)."""
     view = (registry or default_registry()).get(name)
     presented = view.present(serving_state(spark, settings, view))
+    if with_status:
+        presented = label(spark, settings, view, presented)
     return presented.orderBy(*view.order_by) if view.order_by else presented
+
+
+def label(spark: SparkSession, settings: Settings, view: View, rows: DataFrame) -> DataFrame:
+    """Add ``status``: ``final`` or ``provisional``.
+
+    Lambda: a row is final when the batch layer computed it exactly as served (no speed
+    contribution); rows that include speed results are provisional until the next batch
+    recomputes them. Kappa: a row is final once its ``settles_with`` time is behind the
+    view's watermark (events that late are excluded for good), provisional before.
+    """
+    source = serving_source(spark, settings)
+    if source.design == "lambda":
+        batch = source.batch_paths.get(view.name)
+        if batch is None or batch == source.paths.get(view.name):
+            return rows.withColumn("status", F.lit("final"))
+        finals = view.present(spark.read.format("delta").load(batch)).withColumn("_final", F.lit(1))
+        joined = rows.join(finals, [c for c in rows.columns], "left")
+        return joined.withColumn(
+            "status", F.when(F.col("_final").isNotNull(), "final").otherwise("provisional")
+        ).drop("_final")
+    clock = source.clock
+    if clock is None or view.settles_with is None:
+        return rows.withColumn("status", F.lit("provisional"))
+    watermark = clock - settings.views.lateness(view.name)
+    return rows.withColumn(
+        "status",
+        F.when(F.col(view.settles_with) <= F.lit(watermark), "final").otherwise("provisional"),
+    )
 
 
 __all__ = ["ViewNotReadyError", "read_view", "serving_state"]

@@ -8,11 +8,13 @@ served. Kappa: the version the pointer names (see :mod:`kappa.versions`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from pyspark.sql import SparkSession
 
 from batch_layer import runs
+from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
 from speed_layer import progress
@@ -32,6 +34,8 @@ class ServingSource:
     design: str
     description: str
     paths: dict[str, str]
+    batch_paths: dict[str, str] = field(default_factory=dict)
+    clock: datetime | None = None
 
 
 def lambda_source(spark: SparkSession, settings: Settings) -> ServingSource:
@@ -48,8 +52,13 @@ def lambda_source(spark: SparkSession, settings: Settings) -> ServingSource:
     registry = default_registry()
     if speed_is_newer:
         paths = {v.name: lane.state(last.epoch, v.name) for v in registry}
-        return ServingSource("lambda", f"batch run {last.epoch} + speed layer", paths)
+        batch = {}
+        if last.epoch != "initial" and storage.exists(spark, tables.batch_run_dir(last.epoch)):
+            batch = {v.name: tables.batch_view(last.epoch, v.name) for v in registry}
+        return ServingSource(
+            "lambda", f"batch run {last.epoch} + speed layer", paths, batch, last.max_event_time
+        )
     if run is None:
         raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
     paths = {name: tables.batch_view(run.run_id, name) for name in run.views}
-    return ServingSource("lambda", f"batch run {run.run_id}", paths)
+    return ServingSource("lambda", f"batch run {run.run_id}", paths, dict(paths))

@@ -69,6 +69,7 @@ class View:
     context_lookback: Callable[[ViewSettings], object] | None = None
     non_negative: tuple[str, ...] = ()
     totals: Totals | None = None
+    settles_with: str | None = None
 
     def evaluate(self, events: DataFrame, ctx: ViewContext) -> DataFrame:
         """Presented rows over ``events`` in one pass (what the batch layer publishes)."""

@@ -44,6 +44,7 @@ def present(state: DataFrame) -> DataFrame:
 VIEW = View(
     name="cart_state",
     key=KEY,
+    settles_with="updated_at",
     group_by="user_id",
     compute=compute,
     merge=merge,

@@ -59,6 +59,7 @@ def present(state: DataFrame) -> DataFrame:
 VIEW = View(
     name="conversions",
     key=KEY,
+    settles_with="window_end",
     group_by="window_start",
     compute=compute,
     merge=merge,

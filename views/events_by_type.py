@@ -56,6 +56,7 @@ def merge(state: DataFrame) -> DataFrame:
 VIEW = View(
     name="events_by_type",
     key=KEY,
+    settles_with="window_end",
     group_by="window_start",
     compute=compute,
     merge=merge,

@@ -45,6 +45,7 @@ def merge(state: DataFrame) -> DataFrame:
 VIEW = View(
     name="revenue_by_category",
     key=KEY,
+    settles_with="window_end",
     group_by="window_start",
     compute=compute,
     merge=merge,

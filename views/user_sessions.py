@@ -68,6 +68,7 @@ def merge(state: DataFrame) -> DataFrame:
 VIEW = View(
     name="user_sessions",
     key=KEY,
+    settles_with="session_end",
     group_by="user_id",
     compute=compute,
     merge=merge,

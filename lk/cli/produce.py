@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Annotated
 
 import typer
@@ -41,6 +41,9 @@ def produce_command(
     seed: Annotated[int, Opt(help="Seed: the same seed gives the same records.")] = 42,
     users: Annotated[int, Opt()] = 200,
     products: Annotated[int, Opt()] = 100,
+    start: Annotated[datetime, Opt(help="Event time (UTC) the workload starts at.")] = datetime(
+        2026, 11, 1
+    ),
     span_minutes: Annotated[float, Opt(help="Event-time span of the workload.")] = 360.0,
     late_fraction: Annotated[float, Opt(help="Fraction of events sent late.")] = 0.02,
     max_lateness_minutes: Annotated[float, Opt(help="Maximum delay of a late event.")] = 45.0,
@@ -60,6 +63,7 @@ def produce_command(
         seed=seed,
         users=users,
         products=products,
+        start=start.replace(tzinfo=None),
         span=timedelta(minutes=span_minutes),
         late_fraction=late_fraction,
         max_lateness=timedelta(minutes=max_lateness_minutes),

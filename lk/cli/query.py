@@ -44,7 +44,7 @@ def query_command(
     config = settings()
     spark = build_session(config, app_name="lk-query")
     try:
-        frame = read_view(spark, config, view)
+        frame = read_view(spark, config, view, with_status=True)
     except (UnknownViewError, ViewNotReadyError) as err:
         err_console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(1) from None

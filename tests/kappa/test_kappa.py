@@ -54,6 +54,12 @@ def test_first_replay_builds_v1_equal_to_the_oracle(spark, kappa_settings):
     late = _assert_equals_oracle(spark, settings, 1)
     assert not late.get("revenue_by_category"), "lateness covers the workload: exact"
     assert late.get("user_sessions"), "10 minutes do not cover 45: some events are excluded"
+    labelled = read_view(spark, settings, "revenue_by_category", with_status=True).collect()
+    last_window = max(r.window_end for r in labelled)
+    assert {r.status for r in labelled if r.window_end < last_window - timedelta(hours=2)} == {
+        "final"
+    }
+    assert {r.status for r in labelled if r.window_end == last_window} == {"provisional"}
 
 
 def test_reprocess_with_a_new_window_flips_only_after_catch_up_and_rolls_back(

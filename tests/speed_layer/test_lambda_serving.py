@@ -8,7 +8,8 @@ import oracle
 from batch_layer.job import run_batch
 from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
-from serving_layer.read import lambda_source, read_view
+from serving_layer.read import read_view
+from serving_layer.source import lambda_source
 from speed_layer import LAMBDA_LANE, run_speed
 from tests.support.expected import expected_views, late_event_ids
 from tests.support.kafka import consume_all
@@ -43,3 +44,8 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
     )
     for view in default_registry():
         assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
+
+    labelled = read_view(spark, settings, "revenue_by_category", with_status=True).collect()
+    assert {r.status for r in labelled} == {"final", "provisional"}
+    first_window = min(r.window_start for r in labelled)
+    assert {r.status for r in labelled if r.window_start == first_window} == {"final"}

@@ -1,0 +1,223 @@
+"""Lambda batch recompute vs Kappa replay, side by side on one broker, in one run.
+
+For each size (default 1M and 5M events) the same seeded workload is loaded into a fresh
+topic, then timed:
+
+* ``lambda_batch_from_log``  - ``run_batch``: read the raw log, decode, land bronze,
+  recompute every view, run the quality checks, publish (issue 5 a);
+* ``lambda_batch_from_bronze`` - ``run_batch(force=True)``: recompute every view from the
+  already-parsed bronze table (issue 3; issue 5 b "as operated");
+* ``floor_revenue_only``     - a bare Spark job: read bronze, compute only
+  ``revenue_by_category``, write it (the floor of issue 3);
+* ``kappa_replay``           - ``kappa.reprocess``: the streaming code from offset 0 into a
+  new version, bounded micro-batches (issue 5 a, b);
+* ``ceiling_read_decode``    - a bare Spark job that only reads the topic and decodes
+  the JSON (issue 5 c: the ceiling of any replay on this machine).
+
+Run: ``python -m benchmarks.recompute_vs_replay [--sizes 1000000 5000000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from batch_layer.job import run_batch
+from benchmarks.producer_throughput import broker, machine
+from event_log.catalog import read_catalog
+from event_log.decode import decode_events
+from event_log.generator import WorkloadSpec, generate
+from event_log.kafka_source import read_range
+from infra.topics import end_offsets, ensure_topics
+from kappa.reprocess import reprocess
+from lk.config import Settings
+from lk.spark import build_session
+from lk.tables import Tables
+from views import revenue_by_category
+from views.base import ViewContext
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "recompute_vs_replay.json"
+CACHE = REPO / ".lk" / "bench-cache"
+
+
+def spec_for(events: int) -> WorkloadSpec:
+    """The benchmark workload: a day of a mid-size shop."""
+    return WorkloadSpec(
+        events=events, seed=7, users=20_000, products=2_000, span=WorkloadSpec().span * 4
+    )
+
+
+def records_file(spec: WorkloadSpec) -> Path:
+    """Generated records as ``topic<TAB>key<TAB>value`` lines (cached per spec)."""
+    path = CACHE / f"workload-{spec.events}-{spec.seed}.tsv"
+    if not path.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        with tmp.open("w") as out:
+            for r in generate(spec):
+                value = "" if r.value is None else r.value.decode("utf-8", "replace")
+                out.write(f"{r.topic}\t{r.key.decode()}\t{value}\n")
+        tmp.rename(path)
+    return path
+
+
+def load_topic(spark: SparkSession, settings: Settings, path: Path) -> int:
+    """Write the records to Kafka in send order with Spark's Kafka sink (one writer)."""
+    lines = spark.read.text(str(path)).select(F.split("value", "\t", 3).alias("f"))
+    total = 0
+    for topic, name in (
+        ("events", settings.kafka.events_topic),
+        ("catalog", settings.kafka.catalog_topic),
+    ):
+        rows = (
+            lines.where(F.col("f")[0] == topic)
+            .select(
+                F.col("f")[1].alias("key"),
+                F.when(F.col("f")[2] != "", F.col("f")[2]).alias("value"),
+            )
+            .coalesce(1)
+        )
+        (
+            rows.write.format("kafka")
+            .option("kafka.bootstrap.servers", settings.kafka.bootstrap_servers)
+            .option("topic", name)
+            .save()
+        )
+        total += sum(end_offsets(settings, name).values())
+    return total
+
+
+def timed(fn: Any) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+def floor_revenue_only(spark: SparkSession, settings: Settings, out: str) -> None:
+    """Bare job: bronze -> revenue_by_category -> Delta (no other view, no checks)."""
+    bronze = spark.read.format("delta").load(Tables.of(settings).bronze)
+    catalog = read_catalog(spark, settings, end_offsets(settings, settings.kafka.catalog_topic))
+    ctx = ViewContext(settings.views, catalog)
+    revenue_by_category.compute(bronze, ctx).write.format("delta").mode("overwrite").save(out)
+
+
+def ceiling_read_decode(spark: SparkSession, settings: Settings) -> int:
+    """Bare job: read every offset of the topic and decode it; nothing else."""
+    topic = settings.kafka.events_topic
+    raw = read_range(spark, settings, topic, {}, end_offsets(settings, topic))
+    return (
+        decode_events(raw)
+        .where(F.col("reason").isNull())
+        .select(F.sum(F.hash("event_id", "event_time", "price")))
+        .first()[0]
+        or 0
+    )
+
+
+def run_size(base: Settings, spark: SparkSession, events: int, workdir: Path) -> dict[str, Any]:
+    spec = spec_for(events)
+    path = records_file(spec)
+    suffix = f"{events}_{int(time.time())}"
+    settings = base.model_copy(
+        update={
+            "kafka": base.kafka.model_copy(
+                update={"events_topic": f"events_{suffix}", "catalog_topic": f"catalog_{suffix}"}
+            ),
+            "storage": base.storage.model_copy(update={"root": str(workdir / suffix)}),
+        }
+    )
+    ensure_topics(settings)
+    load_s, records = timed(lambda: load_topic(spark, settings, path))
+    log_offsets = sum(end_offsets(settings, settings.kafka.events_topic).values())
+    results: dict[str, float] = {}
+    results["lambda_batch_from_log"], _ = timed(lambda: run_batch(spark, settings))
+    results["lambda_batch_from_bronze"], _ = timed(lambda: run_batch(spark, settings, force=True))
+    results["floor_revenue_only"], _ = timed(
+        lambda: floor_revenue_only(spark, settings, str(workdir / suffix / "floor"))
+    )
+    kappa = settings.model_copy(update={"mode": "kappa"})
+    results["kappa_replay"], _ = timed(lambda: reprocess(spark, kappa))
+    results["ceiling_read_decode"], _ = timed(lambda: ceiling_read_decode(spark, settings))
+    rate = {k: round(log_offsets / v) for k, v in results.items()}
+    return {
+        "events": events,
+        "log_offsets": log_offsets,
+        "records_loaded": records,
+        "load_seconds": round(load_s, 1),
+        "max_offsets_per_trigger": settings.stream.max_offsets_per_trigger,
+        "seconds": {k: round(v, 1) for k, v in results.items()},
+        "events_per_second": rate,
+        "ratios": {
+            "batch_from_bronze_vs_floor": round(
+                results["lambda_batch_from_bronze"] / results["floor_revenue_only"], 2
+            ),
+            "kappa_replay_vs_batch_from_log": round(
+                results["kappa_replay"] / results["lambda_batch_from_log"], 2
+            ),
+            "kappa_replay_vs_batch_from_bronze": round(
+                results["kappa_replay"] / results["lambda_batch_from_bronze"], 2
+            ),
+            "replay_throughput_vs_read_decode_ceiling": round(
+                results["ceiling_read_decode"] / results["kappa_replay"], 2
+            ),
+        },
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| events | batch from log s | batch from bronze s | floor (revenue only) s | "
+        "kappa replay s | read+decode s | replay/batch-from-log | replay/batch-from-bronze | "
+        "replay vs ceiling |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        s, q = r["seconds"], r["ratios"]
+        lines.append(
+            f"| {r['events']:,} | {s['lambda_batch_from_log']} | {s['lambda_batch_from_bronze']} "
+            f"| {s['floor_revenue_only']} | {s['kappa_replay']} | {s['ceiling_read_decode']} | "
+            f"{q['kappa_replay_vs_batch_from_log']} | {q['kappa_replay_vs_batch_from_bronze']} | "
+            f"{q['replay_throughput_vs_read_decode_ceiling']} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 5_000_000])
+    parser.add_argument("--bootstrap", default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lk-bench-") as tmp:
+        workdir = Path(tmp)
+        with broker(args.bootstrap, workdir / "kafka") as settings:
+            settings = settings.model_copy(
+                update={
+                    "spark": settings.spark.model_copy(update={"jars_dir": REPO / ".lk/jars/spark"})
+                }
+            )
+            spark = build_session(settings, app_name="lk-bench")
+            rows = []
+            for size in args.sizes:
+                rows.append(run_size(settings, spark, size, workdir))
+                print(table(rows), flush=True)
+            report = {
+                "benchmark": "recompute_vs_replay",
+                "machine": machine(settings),
+                "results": rows,
+            }
+            RESULTS.parent.mkdir(parents=True, exist_ok=True)
+            RESULTS.write_text(json.dumps(report, indent=2))
+            print(table(rows))
+            spark.stop()
+
+
+if __name__ == "__main__":
+    main()
