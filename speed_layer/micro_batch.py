@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -150,7 +151,8 @@ class MicroBatchProcessor:
     def _open_epoch(self, epoch: Epoch, batch_id: int, ctx: ViewContext) -> None:
         """Build the epoch's state: its base merged with what the lane already holds."""
         retained = self._retained(batch_id)
-        for view in self.registry:
+
+        def build(view: View) -> None:
             path = self.lane.state(epoch.id, view.name)
             if retained is not None:
                 mine = retained.where(~below(epoch.cutoff))
@@ -163,6 +165,8 @@ class MicroBatchProcessor:
                 state = base.unionByName(state)
             writer = view.merge(state).write.format("delta").mode("overwrite")
             self._txn(writer.option("overwriteSchema", "true"), "epoch", batch_id).save(path)
+
+        _each(build, list(self.registry))
         log.info("lane %s opened epoch %s at batch %d", self.lane.name, epoch.id, batch_id)
 
     # -- the micro-batch ----------------------------------------------------------------
@@ -278,10 +282,13 @@ class MicroBatchProcessor:
             if earlier is not None:
                 context = earlier.unionByName(context)
             self._append(every, self.lane.retained, "retained", batch_id)
-            for view in views:
+
+            def update(view: View) -> None:
                 view_input = self._view_input(view, events, context, watermarks[view.name])
                 contribution = view.compute(view_input, ctx)
                 self._apply(view, self.lane.state(epoch.id, view.name), contribution, batch_id)
+
+            _each(update, views)
             valid = events.count()
         finally:
             every.unpersist()
@@ -340,6 +347,17 @@ class MicroBatchProcessor:
         old = F.col("event_time") < F.lit(max_time - keep_back)
         condition = (below(epoch.cutoff) & old) if epoch.keeps_history else old
         DeltaTable.forPath(self.spark, self.lane.retained).delete(condition)
+
+
+def _each(action: Callable[[View], None], views: list[View]) -> None:
+    """Run ``action`` for every view at once; the first failure is raised.
+
+    Each view writes its own table, and on a small machine a micro-batch is dominated by
+    per-job and per-commit overhead, which concurrent Spark jobs overlap.
+    """
+    with ThreadPoolExecutor(max_workers=len(views) or 1, thread_name_prefix="view") as pool:
+        for future in [pool.submit(action, view) for view in views]:
+            future.result()
 
 
 def _late_for(watermarks: dict[str, datetime | None]) -> Column:

@@ -20,7 +20,7 @@ from tests.support.workload import assert_view_matches
 from views import default_registry
 
 pytestmark = pytest.mark.integration
-SPEC = WorkloadSpec(events=4_000, users=60, products=30, seed=21)
+SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=21)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def kappa_settings(kafka_settings):
     lateness = {"revenue_by_category": timedelta(hours=1)}  # covers the 45-minute maximum
     settings = with_sections(
         fresh_topics(kafka_settings),
-        stream={"max_offsets_per_trigger": 1_500},
+        stream={"max_offsets_per_trigger": 1_000},
         views={"allowed_lateness": lateness},
     ).model_copy(update={"mode": "kappa"})
     produce_spec(settings, SPEC)

@@ -24,7 +24,7 @@ from tests.support.workload import assert_view_matches
 from views import default_registry
 
 pytestmark = pytest.mark.integration
-SPEC = WorkloadSpec(events=4_000, users=60, products=30, seed=33)
+SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=33)
 
 
 def _env(settings) -> dict[str, str]:

@@ -17,7 +17,7 @@ from tests.support.workload import assert_view_matches
 from views import default_registry
 
 pytestmark = pytest.mark.integration
-SPEC = WorkloadSpec(events=4_000, users=60, products=30, seed=21)
+SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=21)
 
 
 def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
