@@ -467,7 +467,10 @@ def _drain(process: BaseProcess, pipe: Connection, depth: int) -> Iterator[Recor
         stop.set()
         if process.is_alive():  # closed early or failed: stop it
             process.terminate()
-            process.join(timeout=10)
+            process.join(timeout=2)
+            if process.is_alive():  # a SIGTERM handler inherited from the parent ignored it
+                process.kill()
+                process.join(timeout=5)
         reader.join(timeout=10)
         pipe.close()
 
