@@ -205,17 +205,13 @@ def main() -> None:
             )
             spark = build_session(settings, app_name="lk-bench")
             rows = []
+            info = machine(settings)
             for size in args.sizes:
                 rows.append(run_size(settings, spark, size, workdir))
+                report = {"benchmark": "recompute_vs_replay", "machine": info, "results": rows}
+                RESULTS.parent.mkdir(parents=True, exist_ok=True)
+                RESULTS.write_text(json.dumps(report, indent=2))
                 print(table(rows), flush=True)
-            report = {
-                "benchmark": "recompute_vs_replay",
-                "machine": machine(settings),
-                "results": rows,
-            }
-            RESULTS.parent.mkdir(parents=True, exist_ok=True)
-            RESULTS.write_text(json.dumps(report, indent=2))
-            print(table(rows))
             spark.stop()
 
 

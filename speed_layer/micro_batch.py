@@ -48,6 +48,7 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 PRUNE_EVERY = 20
+MAX_IN_LIST = 200
 LATE_SCHEMA_EXTRA = ("lane", "view", "batch_id", "watermark")
 
 
@@ -69,17 +70,18 @@ class Epoch:
     keeps_history: bool
 
 
+def _literal(value: object) -> str:
+    """A SQL literal for a group value (timestamps are UTC, the session time zone)."""
+    if isinstance(value, datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return str(value)
+
+
 def in_list(column: str, values: Sequence[object]) -> str:
     """A SQL ``column IN (...)`` predicate for ``replaceWhere``."""
-
-    def literal(value: object) -> str:
-        if isinstance(value, datetime):
-            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-        if isinstance(value, str):
-            return "'" + value.replace("'", "''") + "'"
-        return str(value)
-
-    return f"{column} IN ({', '.join(literal(v) for v in values)})"
+    return f"{column} IN ({', '.join(_literal(v) for v in values)})"
 
 
 class MicroBatchProcessor:
@@ -177,13 +179,11 @@ class MicroBatchProcessor:
             groups = [r[0] for r in contribution.select(view.group_by).distinct().collect()]
             if not groups:
                 return
+            predicate, condition = _touched(view.group_by, groups)
             state = self.spark.read.format("delta").load(path)
-            touched = state.where(F.col(view.group_by).isin(groups))
-            merged = view.merge(touched.unionByName(contribution))
+            merged = view.merge(state.where(condition).unionByName(contribution))
             writer = (
-                merged.write.format("delta")
-                .mode("overwrite")
-                .option("replaceWhere", in_list(view.group_by, groups))
+                merged.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
             )
             self._txn(writer, "state", batch_id).save(path)
         finally:
@@ -347,6 +347,20 @@ class MicroBatchProcessor:
         old = F.col("event_time") < F.lit(max_time - keep_back)
         condition = (below(epoch.cutoff) & old) if epoch.keeps_history else old
         DeltaTable.forPath(self.spark, self.lane.retained).delete(condition)
+
+
+def _touched(column: str, groups: list) -> tuple[str, Column]:
+    """The rows a contribution's groups cover: an IN list when short, else their range.
+
+    A range covers every group in it, so reading and replacing the same range keeps the
+    merge exact; it keeps the predicate (and the plan) small when a replay touches
+    thousands of users at once.
+    """
+    if len(groups) <= MAX_IN_LIST:
+        return in_list(column, groups), F.col(column).isin(groups)
+    low, high = min(groups), max(groups)
+    predicate = f"{column} >= {_literal(low)} AND {column} <= {_literal(high)}"
+    return predicate, (F.col(column) >= F.lit(low)) & (F.col(column) <= F.lit(high))
 
 
 def _each(action: Callable[[View], None], views: list[View]) -> None:
