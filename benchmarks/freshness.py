@@ -82,7 +82,8 @@ def main() -> None:
             deadline = time.monotonic() + 300
             while time.monotonic() < deadline:
                 try:
-                    if client.get("/views/cart_state", params={"user_id": 1}).json():
+                    reply = client.get("/views/cart_state", params={"user_id": 1})
+                    if reply.status_code == 200 and reply.json():
                         break
                 except (httpx.HTTPError, ValueError):
                     pass
@@ -94,8 +95,8 @@ def main() -> None:
             def watch() -> None:
                 while not stop.is_set() or len(seen) < len(acked):
                     for user in [u for u in list(acked) if u not in seen]:
-                        rows = client.get("/views/cart_state", params={"user_id": user}).json()
-                        if rows:
+                        reply = client.get("/views/cart_state", params={"user_id": user})
+                        if reply.status_code == 200 and reply.json():
                             seen[user] = time.time()
                     time.sleep(0.05)
                     if stop.is_set() and time.monotonic() > drain_deadline:
