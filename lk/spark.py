@@ -28,7 +28,9 @@ def session_conf(settings: Settings) -> dict[str, str]:
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
+        # -Xss: Spark builds messages from long plan strings with regexes on stop;
+        # the default 1 MiB thread stack overflows on them.
+        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC -Xss16m",
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.sql.shuffle.partitions": str(spark.shuffle_partitions),
         "spark.default.parallelism": str(spark.shuffle_partitions),
