@@ -7,14 +7,16 @@ from pyspark.sql import functions as F
 
 from lk.config import Settings
 from lk.wiring import serving_source
-from serving_layer.source import ViewNotReadyError
+from serving_layer.source import ServingSource, ViewNotReadyError
 from views.base import View
 from views.registry import ViewRegistry, default_registry
 
 
-def serving_state(spark: SparkSession, settings: Settings, view: View) -> DataFrame:
-    """The merged state of ``view``."""
-    source = serving_source(spark, settings)
+def serving_state(
+    spark: SparkSession, settings: Settings, view: View, source: ServingSource | None = None
+) -> DataFrame:
+    """The merged state of ``view`` (from ``source``, resolved for the mode if not given)."""
+    source = source or serving_source(spark, settings)
     if view.name not in source.paths:
         raise ViewNotReadyError(f"{view.name} is not computed by {source.description}")
     return spark.read.format("delta").load(source.paths[view.name])
@@ -30,13 +32,20 @@ def read_view(
 ) -> DataFrame:
     """Presented rows of view ``name``, in key order (optionally labelled, see below)."""
     view = (registry or default_registry()).get(name)
-    presented = view.present(serving_state(spark, settings, view))
+    source = serving_source(spark, settings)
+    presented = view.present(serving_state(spark, settings, view, source))
     if with_status:
-        presented = label(spark, settings, view, presented)
+        presented = label(spark, settings, view, presented, source)
     return presented.orderBy(*view.order_by) if view.order_by else presented
 
 
-def label(spark: SparkSession, settings: Settings, view: View, rows: DataFrame) -> DataFrame:
+def label(
+    spark: SparkSession,
+    settings: Settings,
+    view: View,
+    rows: DataFrame,
+    source: ServingSource | None = None,
+) -> DataFrame:
     """Add ``status``: ``final`` or ``provisional``.
 
     Lambda: a row is final when the batch layer computed it exactly as served (no speed
@@ -44,7 +53,7 @@ def label(spark: SparkSession, settings: Settings, view: View, rows: DataFrame) 
     recomputes them. Kappa: a row is final once its ``settles_with`` time is behind the
     view's watermark (events that late are excluded for good), provisional before.
     """
-    source = serving_source(spark, settings)
+    source = source or serving_source(spark, settings)
     if source.design == "lambda":
         batch = source.batch_paths.get(view.name)
         if batch is None or batch == source.paths.get(view.name):

@@ -115,8 +115,3 @@ def bump_generation(spark: SparkSession, lane: Lane) -> Lane:
 def lane_exists(spark: SparkSession, tables: Tables, name: str) -> bool:
     """Whether the lane has been created."""
     return storage.exists(spark, f"{lane_root(tables, name)}/_lane.json")
-
-
-def reset_lane(spark: SparkSession, tables: Tables, name: str) -> None:
-    """Delete a lane entirely (checkpoint, state, progress)."""
-    storage.delete(spark, lane_root(tables, name))
