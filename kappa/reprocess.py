@@ -158,7 +158,7 @@ def reprocess(
 
 def _presented(spark: SparkSession, settings: Settings, version: int, view: View) -> DataFrame:
     lane = open_version(spark, settings, version)
-    return view.present(spark.read.format("delta").load(lane.state(EPOCH, view.name)))
+    return view.serve(spark.read.format("delta").load(lane.state(EPOCH, view.name)))
 
 
 def diff_versions(

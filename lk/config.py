@@ -134,6 +134,9 @@ class StreamSettings(_Section):
 
     trigger_interval: str = "1 second"
     max_offsets_per_trigger: int = Field(200_000, ge=1)
+    compact_every: int = Field(
+        10, ge=1, description="micro-batches between rewrites of a view's state, merged"
+    )
     dedup_horizon: Duration = timedelta(minutes=30)
 
 

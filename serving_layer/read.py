@@ -33,7 +33,7 @@ def read_view(
     """Presented rows of view ``name``, in key order (optionally labelled, see below)."""
     view = (registry or default_registry()).get(name)
     source = serving_source(spark, settings)
-    presented = view.present(serving_state(spark, settings, view, source))
+    presented = view.serve(serving_state(spark, settings, view, source))
     if with_status:
         presented = label(spark, settings, view, presented, source)
     return presented.orderBy(*view.order_by) if view.order_by else presented

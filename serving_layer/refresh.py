@@ -5,7 +5,7 @@ decide the serving source (Lambda: the batch runs log and the speed lane's progr
 log; Kappa: the pointer log). Only when one of them moved does it ask
 :func:`serving_layer.read.serving_source` (Spark) which tables to serve. Then it probes
 the version of every served view table and reloads a view only when its table or
-version changed, through the one presentation code path: ``view.present(state)`` on
+version changed, through the one presentation code path: ``view.serve(state)`` on
 the SparkSession the process built once. Requests never touch Spark; they read the
 last published :class:`ServedState`.
 """
@@ -95,7 +95,7 @@ def load_snapshot(spark: SparkSession, view: View, path: str, version: int) -> V
         The snapshot, indexed on the view's key.
     """
     state = spark.read.format("delta").option("versionAsOf", version).load(path)
-    presented = view.present(state)
+    presented = view.serve(state)
     if view.order_by:
         presented = presented.orderBy(*view.order_by)
     rows = presented.collect()

@@ -5,7 +5,7 @@
     register_views(spark, settings)
     spark.sql("SELECT * FROM revenue_by_category WHERE category = 'books'")
 
-Each temp view is ``view.present(state)`` over the serving source's table for that view
+Each temp view is ``view.serve(state)`` over the serving source's table for that view
 (the same rows :func:`serving_layer.read.read_view` gives, without its ordering: order
 in SQL). The temp views name the tables of the source found at registration: call
 :func:`register_views` again after a new batch run (Lambda) or a version switch (Kappa).
@@ -45,6 +45,6 @@ def register_views(
             spark.catalog.dropTempView(view.name)
             continue
         state = spark.read.format("delta").load(path)
-        view.present(state).createOrReplaceTempView(view.name)
+        view.serve(state).createOrReplaceTempView(view.name)
         registered.append(view.name)
     return registered

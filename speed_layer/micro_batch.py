@@ -2,7 +2,8 @@
 
 For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
 
-1. malformed records go to the quarantine, with their reason;
+1. one pass over the batch counts rows, malformed rows, late rows per view and each
+   partition's newest event time;
 2. events below the epoch's cutoff are skipped (the batch layer owns them);
 3. per view, events older than the view's watermark are late: written to
    ``late_events`` and left out of that view, never silently. The watermark is the
@@ -10,9 +11,13 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
    lateness; the clock is the *minimum over partitions* of each partition's maximum
    event time, so a partition that a bounded micro-batch carried further ahead in
    event time does not make a slower partition's on-time events look late;
-4. per view, ``contribution = view.compute(events)`` and, for the groups it touches,
-   ``state = view.merge(state ∪ contribution)`` replaces those groups in one Delta commit;
-5. the progress row is written last.
+4. per view, ``contribution = view.compute(events)`` is *appended* to the view's state
+   table. The state is a set of partial results that readers combine with the view's
+   merge rule (:meth:`views.base.View.serve`), so a micro-batch costs what its own
+   events cost, not what the state holds; every ``stream.compact_every`` micro-batches
+   the state is rewritten as ``view.merge(state)`` (one row per key again);
+5. the quarantine, ``late_events``, the retained events and the views are written at
+   once, and the progress row last.
 
 Every write carries ``txnAppId``/``txnVersion`` (the lane's app id, the batch id), so a
 micro-batch replayed after a crash skips what was already committed and recomputes the
@@ -22,10 +27,11 @@ rest from the same inputs: exactly-once results.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -34,7 +40,7 @@ from pyspark.sql import functions as F
 from batch_layer import bronze
 from batch_layer.job import below
 from event_log.catalog import read_catalog
-from event_log.decode import EVENT_COLUMNS, EVENT_SCHEMA, quarantined, valid_events
+from event_log.decode import EVENT_COLUMNS, EVENT_SCHEMA, quarantined
 from infra.topics import end_offsets
 from lk import storage
 from lk.config import Settings
@@ -48,7 +54,6 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 PRUNE_EVERY = 20
-MAX_IN_LIST = 200
 LATE_SCHEMA_EXTRA = ("lane", "view", "batch_id", "watermark")
 
 
@@ -70,20 +75,6 @@ class Epoch:
     keeps_history: bool
 
 
-def _literal(value: object) -> str:
-    """A SQL literal for a group value (timestamps are UTC, the session time zone)."""
-    if isinstance(value, datetime):
-        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    return str(value)
-
-
-def in_list(column: str, values: Sequence[object]) -> str:
-    """A SQL ``column IN (...)`` predicate for ``replaceWhere``."""
-    return f"{column} IN ({', '.join(_literal(v) for v in values)})"
-
-
 class MicroBatchProcessor:
     """The ``foreachBatch`` function of a lane."""
 
@@ -102,6 +93,7 @@ class MicroBatchProcessor:
         self.epoch = epoch
         self.tables = Tables.of(settings)
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
+        self._last: progress.BatchProgress | None = None
 
     # -- writes -----------------------------------------------------------------------
     def _txn(self, writer, suffix: str, batch_id: int):
@@ -168,32 +160,27 @@ class MicroBatchProcessor:
             writer = view.merge(state).write.format("delta").mode("overwrite")
             self._txn(writer.option("overwriteSchema", "true"), "epoch", batch_id).save(path)
 
-        _each(build, list(self.registry))
+        _all([partial(build, view) for view in self.registry])
         log.info("lane %s opened epoch %s at batch %d", self.lane.name, epoch.id, batch_id)
 
     # -- the micro-batch ----------------------------------------------------------------
-    def _apply(self, view: View, path: str, contribution: DataFrame, batch_id: int) -> None:
-        """Merge a contribution into the state, replacing only the groups it touches."""
-        contribution = contribution.persist()
-        try:
-            groups = [r[0] for r in contribution.select(view.group_by).distinct().collect()]
-            if not groups:
-                return
-            predicate, condition = _touched(view.group_by, groups)
-            state = self.spark.read.format("delta").load(path)
-            merged = view.merge(state.where(condition).unionByName(contribution))
-            writer = (
-                merged.write.format("delta").mode("overwrite").option("replaceWhere", predicate)
-            )
-            self._txn(writer, "state", batch_id).save(path)
-        finally:
-            contribution.unpersist()
+    def _previous(self, batch_id: int) -> progress.BatchProgress | None:
+        """The progress row before ``batch_id``: remembered, or read after a (re)start."""
+        if self._last is not None and self._last.batch_id == batch_id - 1:
+            return self._last
+        return progress.latest(self.spark, self.lane, before=batch_id)
+
+    def _compact(self, view: View, path: str, batch_id: int) -> None:
+        """Rewrite a view's state as one merged row per key (same content for readers)."""
+        merged = view.merge(self.spark.read.format("delta").load(path))
+        writer = merged.write.format("delta").mode("overwrite")
+        self._txn(writer, "compact", batch_id).save(path)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         """Process one micro-batch (the ``foreachBatch`` entry point)."""
         started = datetime.now(UTC).replace(tzinfo=None)
         spark = self.spark
-        previous = progress.latest(spark, self.lane, before=batch_id)
+        previous = self._previous(batch_id)
         epoch = self.epoch()
         record_versions(
             spark,
@@ -215,20 +202,18 @@ class MicroBatchProcessor:
         finally:
             batch.unpersist()
         start, end = committed_offsets(spark, self.lane, batch_id)
-        progress.append(
-            spark,
-            self.lane,
-            progress.BatchProgress(
-                batch_id=batch_id,
-                epoch=epoch.id,
-                cutoff=epoch.cutoff,
-                start_offsets=start,
-                end_offsets=end,
-                started_at=started,
-                finished_at=datetime.now(UTC).replace(tzinfo=None),
-                **stats,
-            ),
+        row = progress.BatchProgress(
+            batch_id=batch_id,
+            epoch=epoch.id,
+            cutoff=epoch.cutoff,
+            start_offsets=start,
+            end_offsets=end,
+            started_at=started,
+            finished_at=datetime.now(UTC).replace(tzinfo=None),
+            **stats,
         )
+        progress.append(spark, self.lane, row)
+        self._last = row
 
     def _process(
         self,
@@ -238,98 +223,105 @@ class MicroBatchProcessor:
         previous: progress.BatchProgress | None,
         ctx: ViewContext,
     ) -> dict:
-        spark, views = self.spark, list(self.registry)
+        views = list(self.registry)
+        seen = previous.max_event_time if previous else None
+        watermarks = {
+            v.name: seen - self.settings.views.lateness(v.name) if seen else None for v in views
+        }
+        owned = ~below(epoch.cutoff)
+        valid = F.col("reason").isNull()
+        none: Column = F.array().cast("array<string>")
+        flagged = batch.withColumn(
+            "late_for", F.when(valid & owned, _late_for(watermarks)).otherwise(none)
+        )
         per_partition = (
-            batch.groupBy("partition")
+            flagged.groupBy("partition")
             .agg(
                 F.count("*").alias("input"),
-                F.count(F.when(F.col("reason").isNotNull(), 1)).alias("bad"),
-                F.max(F.when(F.col("reason").isNull(), F.col("event_time"))).alias("max_time"),
+                F.count(F.when(~valid, 1)).alias("bad"),
+                F.count(F.when(valid & owned, 1)).alias("valid"),
+                F.max(F.when(valid, F.col("event_time"))).alias("max_time"),
+                *[
+                    F.count(F.when(F.array_contains("late_for", v.name), 1)).alias(f"late:{v.name}")
+                    for v in views
+                ],
             )
             .collect()
         )
         counts = {
-            "input": sum(r["input"] for r in per_partition),
-            "bad": sum(r["bad"] for r in per_partition),
+            key: sum(r[key] for r in per_partition)
+            for key in ("input", "bad", "valid", *(f"late:{v.name}" for v in views))
         }
-        if counts["bad"]:
-            bronze.ensure_tables(spark, self.tables)
-            bronze.quarantine(spark, self.tables, quarantined(batch), self.lane.name, str(batch_id))
+        late = {v.name: counts[f"late:{v.name}"] for v in views if counts[f"late:{v.name}"]}
         clock = dict(previous.partition_clock) if previous else {}
         for row in per_partition:
             if row["max_time"] is not None:
                 clock[row["partition"]] = max(
                     clock.get(row["partition"], row["max_time"]), row["max_time"]
                 )
-        seen = previous.max_event_time if previous else None
         max_time = min(clock.values()) if clock else None
-        watermarks = {
-            v.name: seen - self.settings.views.lateness(v.name) if seen else None for v in views
-        }
-        owned = ~below(epoch.cutoff)
-        none: Column = F.array().cast("array<string>")
         every = (
-            valid_events(batch)
-            .withColumn("late_for", F.when(owned, _late_for(watermarks)).otherwise(none))
+            flagged.where(valid)
+            .select(*EVENT_COLUMNS, "late_for")
             .withColumn("batch_id", F.lit(batch_id).cast("long"))
-            .persist()
         )
-        try:
-            events = every.where(owned)
-            late = self._write_late(events, watermarks, batch_id)
-            earlier = self._retained(batch_id)
-            context = every.where(~owned)
-            if earlier is not None:
-                context = earlier.unionByName(context)
-            self._append(every, self.lane.retained, "retained", batch_id)
+        events = every.where(owned)
+        earlier = self._retained(batch_id)
+        context = every.where(~owned)
+        if earlier is not None:
+            context = earlier.unionByName(context)
+        compact = batch_id % self.settings.stream.compact_every == 0
 
-            def update(view: View) -> None:
+        def update(view: View) -> None:
+            path = self.lane.state(epoch.id, view.name)
+            if counts["valid"] > late.get(view.name, 0):
                 view_input = self._view_input(view, events, context, watermarks[view.name])
-                contribution = view.compute(view_input, ctx)
-                self._apply(view, self.lane.state(epoch.id, view.name), contribution, batch_id)
+                writer = view.compute(view_input, ctx).write.format("delta").mode("append")
+                self._txn(writer, "state", batch_id).save(path)
+            if compact:
+                self._compact(view, path, batch_id)
 
-            _each(update, views)
-            valid = events.count()
-        finally:
-            every.unpersist()
+        writes: list[Callable[[], None]] = [partial(update, view) for view in views]
+        if counts["bad"]:
+            writes.append(partial(self._quarantine, batch, batch_id))
+        if late:
+            writes.append(partial(self._write_late, events, watermarks, batch_id))
+        if counts["input"] > counts["bad"]:
+            writes.append(partial(self._append, every, self.lane.retained, "retained", batch_id))
+        _all(writes)
         if batch_id % PRUNE_EVERY == 0 and max_time is not None:
             self._prune(epoch, max_time)
         return {
             "max_event_time": max_time,
             "partition_clock": clock,
             "input_rows": counts["input"],
-            "valid_rows": valid,
+            "valid_rows": counts["valid"],
             "quarantined_rows": counts["bad"],
             "late_rows": late,
         }
 
+    def _quarantine(self, batch: DataFrame, batch_id: int) -> None:
+        bronze.ensure_tables(self.spark, self.tables)
+        bad = quarantined(batch)
+        bronze.quarantine(self.spark, self.tables, bad, self.lane.name, str(batch_id))
+
     def _write_late(
         self, events: DataFrame, watermarks: dict[str, datetime | None], batch_id: int
-    ) -> dict[str, int]:
-        late = events.where(F.size("late_for") > 0).select(
-            F.explode("late_for").alias("view"), *EVENT_COLUMNS
+    ) -> None:
+        """Append every (view, event) pair that was too late for the view."""
+        watermark = F.create_map(
+            *[x for name, w in watermarks.items() if w is not None for x in (F.lit(name), F.lit(w))]
         )
-        counts = {
-            r["view"]: r["n"] for r in late.groupBy("view").agg(F.count("*").alias("n")).collect()
-        }
-        if counts:
-            watermark = F.create_map(
-                *[
-                    x
-                    for name, w in watermarks.items()
-                    if w is not None
-                    for x in (F.lit(name), F.lit(w))
-                ]
-            )
-            rows = late.select(
-                F.lit(self.lane.name).alias("lane"),
-                "view",
-                F.lit(batch_id).cast("long").alias("batch_id"),
-                watermark[F.col("view")].alias("watermark"),
-                *EVENT_COLUMNS,
-            )
-            self._append(rows, self.lane.late_events, "late", batch_id)
-        return counts
+        rows = events.where(F.size("late_for") > 0).select(
+            F.lit(self.lane.name).alias("lane"),
+            F.explode("late_for").alias("view"),
+            F.lit(batch_id).cast("long").alias("batch_id"),
+            *EVENT_COLUMNS,
+        )
+        rows = rows.select(
+            "lane", "view", "batch_id", watermark[F.col("view")].alias("watermark"), *EVENT_COLUMNS
+        )
+        self._append(rows, self.lane.late_events, "late", batch_id)
 
     def _prune(self, epoch: Epoch, max_time: datetime) -> None:
         """Drop retained events no rebase and no join context can need any more."""
@@ -349,28 +341,14 @@ class MicroBatchProcessor:
         DeltaTable.forPath(self.spark, self.lane.retained).delete(condition)
 
 
-def _touched(column: str, groups: list) -> tuple[str, Column]:
-    """The rows a contribution's groups cover: an IN list when short, else their range.
+def _all(writes: list[Callable[[], None]]) -> None:
+    """Run independent writes at once; the first failure is raised.
 
-    A range covers every group in it, so reading and replacing the same range keeps the
-    merge exact; it keeps the predicate (and the plan) small when a replay touches
-    thousands of users at once.
+    Each write goes to its own table, and on a small machine a micro-batch is dominated
+    by per-job and per-commit overhead, which concurrent Spark jobs overlap.
     """
-    if len(groups) <= MAX_IN_LIST:
-        return in_list(column, groups), F.col(column).isin(groups)
-    low, high = min(groups), max(groups)
-    predicate = f"{column} >= {_literal(low)} AND {column} <= {_literal(high)}"
-    return predicate, (F.col(column) >= F.lit(low)) & (F.col(column) <= F.lit(high))
-
-
-def _each(action: Callable[[View], None], views: list[View]) -> None:
-    """Run ``action`` for every view at once; the first failure is raised.
-
-    Each view writes its own table, and on a small machine a micro-batch is dominated by
-    per-job and per-commit overhead, which concurrent Spark jobs overlap.
-    """
-    with ThreadPoolExecutor(max_workers=len(views) or 1, thread_name_prefix="view") as pool:
-        for future in [pool.submit(action, view) for view in views]:
+    with ThreadPoolExecutor(max_workers=len(writes) or 1, thread_name_prefix="write") as pool:
+        for future in [pool.submit(write) for write in writes]:
             future.result()
 
 

@@ -4,7 +4,9 @@ A view's *state* rows are partial results that can be combined: ``merge(a ∪ b)
 ``compute(events_a ∪ events_b)`` whenever ``a = compute(events_a)`` and
 ``b = compute(events_b)`` for disjoint event sets. That one law lets the batch layer,
 the speed layer and Kappa replay run the same code and still agree. ``present`` turns
-merged state into the rows readers see (it drops internal ``_`` columns).
+merged state into the rows readers see (it drops internal ``_`` columns). The streaming
+layers append each micro-batch's partial results to a state table, so readers combine
+them with ``serve`` (merge, then present).
 """
 
 from __future__ import annotations
@@ -43,8 +45,6 @@ class View:
     Attributes:
         name: the name readers query it by.
         key: columns that identify one presented row.
-        group_by: the state column the streaming layers replace rows by: every row that
-            ``merge`` may combine shares its value (a window start, a user id).
         compute: pure function from decoded, de-duplicated events to state rows.
         merge: the merge rule; combines partial state rows for the same key.
         merge_rule: one sentence for humans: how partial results combine and whether the
@@ -59,7 +59,6 @@ class View:
 
     name: str
     key: tuple[str, ...]
-    group_by: str
     compute: Compute
     merge: Merge
     merge_rule: str
@@ -70,6 +69,10 @@ class View:
     non_negative: tuple[str, ...] = ()
     totals: Totals | None = None
     settles_with: str | None = None
+
+    def serve(self, state: DataFrame) -> DataFrame:
+        """Presented rows over a state table that may hold several partial rows per key."""
+        return self.present(self.merge(state))
 
     def evaluate(self, events: DataFrame, ctx: ViewContext) -> DataFrame:
         """Presented rows over ``events`` in one pass (what the batch layer publishes)."""

@@ -45,7 +45,6 @@ VIEW = View(
     name="cart_state",
     key=KEY,
     settles_with="updated_at",
-    group_by="user_id",
     compute=compute,
     merge=merge,
     merge_rule="quantity changes add per (user, product), latest updated_at wins: exact",

@@ -60,7 +60,6 @@ VIEW = View(
     name="conversions",
     key=KEY,
     settles_with="window_end",
-    group_by="window_start",
     compute=compute,
     merge=merge,
     merge_rule=(

@@ -57,7 +57,6 @@ VIEW = View(
     name="events_by_type",
     key=KEY,
     settles_with="window_end",
-    group_by="window_start",
     compute=compute,
     merge=merge,
     merge_rule=(

@@ -46,7 +46,6 @@ VIEW = View(
     name="revenue_by_category",
     key=KEY,
     settles_with="window_end",
-    group_by="window_start",
     compute=compute,
     merge=merge,
     merge_rule="orders and revenue add per (window, category): exact for any split",

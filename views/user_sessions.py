@@ -69,7 +69,6 @@ VIEW = View(
     name="user_sessions",
     key=KEY,
     settles_with="session_end",
-    group_by="user_id",
     compute=compute,
     merge=merge,
     merge_rule=(

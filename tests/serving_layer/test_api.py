@@ -165,7 +165,6 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
     tiny = View(
         name="tiny",
         key=("id",),
-        group_by="id",
         compute=lambda events, ctx: events,
         merge=lambda state: state,
         merge_rule="test only",

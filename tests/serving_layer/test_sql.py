@@ -45,7 +45,6 @@ def test_a_view_the_source_did_not_compute_is_not_registered(spark, served):
     ghost = View(
         name="ghost_view",
         key=("id",),
-        group_by="id",
         compute=lambda events, ctx: events,
         merge=lambda state: state,
         merge_rule="test only",

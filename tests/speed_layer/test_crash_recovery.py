@@ -37,6 +37,7 @@ def _env(settings) -> dict[str, str]:
         "LK_SPARK__JARS_DIR": str(settings.spark.jars_dir),
         "LK_SPARK__SHUFFLE_PARTITIONS": "2",
         "LK_STREAM__MAX_OFFSETS_PER_TRIGGER": "500",
+        "LK_STREAM__COMPACT_EVERY": "3",
     }
 
 
@@ -77,7 +78,11 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
     run_speed(
         spark,
         settings.model_copy(
-            update={"stream": settings.stream.model_copy(update={"max_offsets_per_trigger": 500})}
+            update={
+                "stream": settings.stream.model_copy(
+                    update={"max_offsets_per_trigger": 500, "compact_every": 3}
+                )
+            }
         ),
         until_caught_up=True,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
 
 from batch_layer.bronze import first_copies
 from event_log.catalog import catalog_table
@@ -49,7 +50,19 @@ def test_merge_of_parts_equals_the_whole(workload, name):
     for part in parts[1:]:
         partial = partial.unionByName(view.compute(part, ctx))
     expected = oracle_views(events, catalog, ViewSettings())[name]
-    assert_view_matches(view.present(view.merge(partial)), expected, name)
+    assert_view_matches(view.serve(partial), expected, name)
+
+
+@pytest.mark.parametrize("name", default_registry().names())
+def test_merge_is_idempotent_so_compaction_changes_no_answer(workload, name):
+    """Readers see ``serve(state)`` whether the state was compacted (merged) or not."""
+    _, _, frame, ctx = workload
+    view = default_registry().get(name)
+    halves = [frame.where(F.col("offset") % 2 == k) for k in range(2)]
+    appended = view.compute(halves[0], ctx).unionByName(view.compute(halves[1], ctx))
+    compacted = view.merge(appended)
+    assertDataFrameEqual(view.serve(view.merge(compacted)), view.serve(appended))
+    assert compacted.count() == view.merge(compacted).count()
 
 
 def test_quarantine_reasons_equal_the_oracle(spark, workload):
