@@ -213,9 +213,9 @@ def config_path() -> Path | None:
     return local if local.exists() else None
 
 
-def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
+def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     """Load and validate the configuration; raise ``ConfigError`` naming each bad field."""
-    path = path or config_path()
+    path = Path(path) if path else config_path()
     if path is not None and not path.exists():
         raise ConfigError(f"config file {path} does not exist")
     sources = type(

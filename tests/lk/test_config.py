@@ -51,3 +51,10 @@ def test_the_cli_exits_with_the_field_named(monkeypatch):
     result = CliRunner().invoke(app, ["status"])
     assert result.exit_code == 2
     assert "mode" in result.output
+
+
+def test_the_example_config_is_valid_and_documents_every_stream_knob():
+    example = Path(__file__).resolve().parents[2] / "lk.example.yaml"
+    settings = load_settings(str(example))
+    assert settings.mode == "lambda"
+    assert settings.stream == load_settings(None).stream
