@@ -14,13 +14,18 @@ topic, then timed:
 * ``ceiling_read_decode``    - a bare Spark job that only reads the topic and decodes
   the JSON (issue 5 c: the ceiling of any replay on this machine).
 
-Run: ``python -m benchmarks.recompute_vs_replay [--sizes 1000000 5000000]``.
+Run: ``python -m benchmarks.recompute_vs_replay [--sizes 1000000 5000000] [--output F]``.
+Several sizes run one after the other, each in a fresh process (one JVM with a 2 GB driver
+ran out of heap in the 5M bronze MERGE after the 1M run); each size's contenders run side
+by side in its process.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -207,29 +212,47 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def one_process_per_size(args: argparse.Namespace) -> None:
+    """Run each size in a process of its own (one broker, fresh JVM) and merge the rows."""
+    rows, info = [], None
+    with tempfile.TemporaryDirectory(prefix="lk-bench-parts-") as tmp:
+        for size in args.sizes:
+            part = Path(tmp) / f"{size}.json"
+            command = [sys.executable, "-m", "benchmarks.recompute_vs_replay", "--sizes", str(size)]
+            command += ["--output", str(part)] + (["--no-replay"] if args.no_replay else [])
+            command += ["--bootstrap", args.bootstrap] if args.bootstrap else []
+            subprocess.run(command, check=True)
+            report = json.loads(part.read_text())
+            info = info or report["machine"]
+            rows += report["results"]
+            merged = {"benchmark": "recompute_vs_replay", "machine": info, "results": rows}
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(json.dumps(merged, indent=2))
+    print(table(rows), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 5_000_000])
     parser.add_argument("--bootstrap", default=None)
     parser.add_argument("--no-replay", action="store_true", help="time the batch layer only")
+    parser.add_argument("--output", type=Path, default=RESULTS, help="where the JSON goes")
     args = parser.parse_args()
+    if len(args.sizes) > 1:
+        one_process_per_size(args)
+        return
     with tempfile.TemporaryDirectory(prefix="lk-bench-") as tmp:
         workdir = Path(tmp)
         with broker(args.bootstrap, workdir / "kafka") as settings:
-            settings = settings.model_copy(
-                update={
-                    "spark": settings.spark.model_copy(update={"jars_dir": REPO / ".lk/jars/spark"})
-                }
-            )
+            jars = settings.spark.model_copy(update={"jars_dir": REPO / ".lk/jars/spark"})
+            settings = settings.model_copy(update={"spark": jars})
             spark = build_session(settings, app_name="lk-bench")
-            rows = []
             info = machine(settings)
-            for size in args.sizes:
-                rows.append(run_size(settings, spark, size, workdir, replay=not args.no_replay))
-                report = {"benchmark": "recompute_vs_replay", "machine": info, "results": rows}
-                RESULTS.parent.mkdir(parents=True, exist_ok=True)
-                RESULTS.write_text(json.dumps(report, indent=2))
-                print(table(rows), flush=True)
+            rows = [run_size(settings, spark, args.sizes[0], workdir, replay=not args.no_replay)]
+            report = {"benchmark": "recompute_vs_replay", "machine": info, "results": rows}
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(json.dumps(report, indent=2))
+            print(table(rows), flush=True)
             spark.stop()
 
 

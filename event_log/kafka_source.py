@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 
 from pyspark.sql import DataFrame, SparkSession
@@ -15,6 +16,9 @@ Offsets = Mapping[int, int]
 def offsets_json(topic: str, offsets: Offsets) -> str:
     """Spark's ``{"topic": {"0": 12, ...}}`` offset notation."""
     return json.dumps({topic: {str(p): int(o) for p, o in sorted(offsets.items())}})
+
+
+OFFSETS_PER_TASK = 250_000  # a bounded read splits longer ranges: memory per task stays bounded
 
 
 def _options(settings: Settings, topic: str) -> dict[str, str]:
@@ -37,11 +41,13 @@ def read_range(
             "key binary, value binary, topic string, partition int, offset long, "
             "timestamp timestamp, timestampType int",
         )
+    total = sum(max(0, end[p] - partitions[p]) for p in end)
     return (
         spark.read.format("kafka")
         .options(**_options(settings, topic))
         .option("startingOffsets", offsets_json(topic, partitions))
         .option("endingOffsets", offsets_json(topic, end))
+        .option("minPartitions", str(max(len(end), math.ceil(total / OFFSETS_PER_TASK))))
         .load()
     )
 
