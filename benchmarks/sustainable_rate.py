@@ -82,7 +82,10 @@ def lag(settings: Settings) -> int | None:
     metrics = Path(lane) / "_metrics.json"
     if not metrics.exists():
         return None
-    per_topic = json.loads(metrics.read_text()).get("end_offsets") or {}
+    try:
+        per_topic = json.loads(metrics.read_text()).get("end_offsets") or {}
+    except (OSError, ValueError):  # replaced at this instant: take the next sample
+        return None
     done = per_topic.get(settings.kafka.events_topic, {})
     ends = end_offsets(settings, settings.kafka.events_topic)
     return sum(ends.values()) - sum(int(v) for v in done.values())

@@ -45,13 +45,21 @@ def read_text(spark: SparkSession, uri: str) -> str:
 
 
 def write_text(spark: SparkSession, uri: str, text: str) -> None:
-    """Create or replace a small text file."""
+    """Create or replace a small text file; a reader sees the old or the new text, whole.
+
+    The text goes to a hidden sibling first, then replaces the file by a rename (a
+    reader may find no file for that instant, never a half-written one).
+    """
     fs, path = _fs_path(spark, uri)
-    stream = fs.create(path, True)
+    _, staged = _fs_path(spark, f"{uri.rsplit('/', 1)[0]}/.{path.getName()}.tmp")
+    stream = fs.create(staged, True)
     try:
         stream.write(bytearray(text.encode()))
     finally:
         stream.close()
+    fs.delete(path, False)
+    if not fs.rename(staged, path):
+        raise OSError(f"could not replace {uri}")
 
 
 def list_dirs(spark: SparkSession, uri: str) -> list[str]:
