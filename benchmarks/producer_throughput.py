@@ -127,8 +127,9 @@ def with_kafka(settings: Settings, **fields: Any) -> Settings:
 def broker(bootstrap: str | None, workdir: Path) -> Iterator[Settings]:
     """Settings on the given bootstrap, or on a broker of our own (stopped on exit)."""
     jars = {"jars_dir": str(REPO / ".lk/jars/kafka")}
+    spark = {"jars_dir": str(REPO / ".lk/jars/spark")}
     if bootstrap:
-        yield load_settings(kafka={"bootstrap_servers": bootstrap}, broker=jars)
+        yield load_settings(kafka={"bootstrap_servers": bootstrap}, broker=jars, spark=spark)
         return
     port = free_port()
     controller = free_port()
@@ -137,6 +138,7 @@ def broker(bootstrap: str | None, workdir: Path) -> Iterator[Settings]:
     settings = load_settings(
         kafka={"bootstrap_servers": f"127.0.0.1:{port}"},
         broker={**jars, "port": port, "controller_port": controller, "home": str(workdir)},
+        spark=spark,
         storage={"root": str(workdir / "data")},
     )
     print(f"starting a broker on 127.0.0.1:{port} in {workdir}", file=sys.stderr)

@@ -60,6 +60,18 @@ def spec_for(events: int) -> WorkloadSpec:
     )
 
 
+def isolated(base: Settings, label: str, workdir: Path) -> Settings:
+    """Settings with topics and a storage root of their own."""
+    return base.model_copy(
+        update={
+            "kafka": base.kafka.model_copy(
+                update={"events_topic": f"events_{label}", "catalog_topic": f"catalog_{label}"}
+            ),
+            "storage": base.storage.model_copy(update={"root": str(workdir / label)}),
+        }
+    )
+
+
 def records_file(spec: WorkloadSpec) -> Path:
     """Generated records as ``topic<TAB>key<TAB>value`` lines (cached per spec)."""
     path = CACHE / f"workload-{spec.events}-{spec.seed}.tsv"
@@ -133,14 +145,7 @@ def run_size(
     spec = spec_for(events)
     path = records_file(spec)
     suffix = f"{events}_{int(time.time())}"
-    settings = base.model_copy(
-        update={
-            "kafka": base.kafka.model_copy(
-                update={"events_topic": f"events_{suffix}", "catalog_topic": f"catalog_{suffix}"}
-            ),
-            "storage": base.storage.model_copy(update={"root": str(workdir / suffix)}),
-        }
-    )
+    settings = isolated(base, suffix, workdir)
     ensure_topics(settings)
     load_s, records = timed(lambda: load_topic(spark, settings, path))
     log_offsets = sum(end_offsets(settings, settings.kafka.events_topic).values())
@@ -244,8 +249,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lk-bench-") as tmp:
         workdir = Path(tmp)
         with broker(args.bootstrap, workdir / "kafka") as settings:
-            jars = settings.spark.model_copy(update={"jars_dir": REPO / ".lk/jars/spark"})
-            settings = settings.model_copy(update={"spark": jars})
             spark = build_session(settings, app_name="lk-bench")
             info = machine(settings)
             rows = [run_size(settings, spark, args.sizes[0], workdir, replay=not args.no_replay)]

@@ -38,6 +38,7 @@ from kafka import KafkaProducer
 from benchmarks.producer_throughput import broker, machine
 from benchmarks.recompute_vs_replay import (
     ceiling_read_decode,
+    isolated,
     load_topic,
     records_file,
     spec_for,
@@ -47,25 +48,14 @@ from infra.topics import end_offsets, ensure_topics
 from lk.config import Settings
 from lk.spark import build_session
 from lk.tables import Tables
-from speed_layer.lambda_lane import run_speed
+from speed_layer.lambda_lane import LAMBDA_LANE, run_speed
+from speed_layer.lane import lane_root
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "sustainable_rate.json"
 PRELOAD = 300_000
 STEADY_SOURCE = 5_000_000  # a long workload, so event time moves forward for the whole trial
 FLAT_SLOPE = 0.02
-
-
-def isolated(base: Settings, label: str, workdir: Path) -> Settings:
-    """Settings with topics and a storage root of their own."""
-    return base.model_copy(
-        update={
-            "kafka": base.kafka.model_copy(
-                update={"events_topic": f"events_{label}", "catalog_topic": f"catalog_{label}"}
-            ),
-            "storage": base.storage.model_copy(update={"root": str(workdir / label)}),
-        }
-    )
 
 
 def records(path: Path) -> Iterator[tuple[str, bytes, bytes | None]]:
@@ -78,8 +68,9 @@ def records(path: Path) -> Iterator[tuple[str, bytes, bytes | None]]:
 
 def lag(settings: Settings) -> int | None:
     """Offsets in the log that the speed lane has not processed (None before its first batch)."""
-    lane = Tables.of(settings).path("lambda", "speed").removeprefix("file:")
-    metrics = Path(lane) / "_metrics.json"
+    metrics = (
+        Path(lane_root(Tables.of(settings), LAMBDA_LANE).removeprefix("file:")) / "_metrics.json"
+    )
     if not metrics.exists():
         return None
     try:
@@ -172,8 +163,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lk-rate-") as tmp:
         workdir = Path(tmp)
         with broker(None, workdir / "kafka") as base:
-            jars = base.spark.model_copy(update={"jars_dir": REPO / ".lk/jars/spark"})
-            base = base.model_copy(update={"spark": jars})
             preloaded = isolated(base, "preloaded", workdir)
             ensure_topics(preloaded)
             spark = build_session(preloaded, app_name="lk-bench-rate")

@@ -59,7 +59,7 @@ def label(
         if batch is None or batch == source.paths.get(view.name):
             return rows.withColumn("status", F.lit("final"))
         finals = view.present(spark.read.format("delta").load(batch)).withColumn("_final", F.lit(1))
-        joined = rows.join(finals, [c for c in rows.columns], "left")
+        joined = rows.join(finals, rows.columns, "left")
         return joined.withColumn(
             "status", F.when(F.col("_final").isNotNull(), "final").otherwise("provisional")
         ).drop("_final")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -103,13 +103,7 @@ def bump_generation(spark: SparkSession, lane: Lane) -> Lane:
     data = json.loads(storage.read_text(spark, meta))
     data["generation"] = data.get("generation", 0) + 1
     storage.write_text(spark, meta, json.dumps(data))
-    return Lane(
-        name=lane.name,
-        root=lane.root,
-        app_id=lane.app_id,
-        views=lane.views,
-        generation=data["generation"],
-    )
+    return replace(lane, generation=data["generation"])
 
 
 def lane_exists(spark: SparkSession, tables: Tables, name: str) -> bool:

@@ -100,12 +100,12 @@ def _offsets_of(value: object) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def write_metrics(spark: SparkSession, lane: Lane, query: StreamingQuery) -> dict | None:
-    """Save the query's last progress (rates, durations) next to the lane for ``lk status``."""
+def query_metrics(query: StreamingQuery) -> dict | None:
+    """The query's last progress: rates, duration, end offsets (None before the first)."""
     last = query.lastProgress
     if not last:
         return None
-    metrics = {
+    return {
         "batch_id": last.get("batchId"),
         "timestamp": last.get("timestamp"),
         "input_rows": last.get("numInputRows"),
@@ -114,8 +114,11 @@ def write_metrics(spark: SparkSession, lane: Lane, query: StreamingQuery) -> dic
         "batch_duration_ms": (last.get("durationMs") or {}).get("triggerExecution"),
         "end_offsets": _offsets_of((last.get("sources") or [{}])[0].get("endOffset")),
     }
+
+
+def write_metrics(spark: SparkSession, lane: Lane, metrics: dict) -> None:
+    """Save a micro-batch's metrics next to the lane for ``lk status``."""
     storage.write_text(spark, f"{lane.root}/_metrics.json", json.dumps(metrics))
-    return metrics
 
 
 def _is_restart_metrics_bug(error: BaseException) -> bool:
@@ -153,8 +156,9 @@ def run_lane(
         try:
             while query.isActive:
                 query.awaitTermination(poll_s)
-                metrics = write_metrics(spark, lane, query)
+                metrics = query_metrics(query)
                 if metrics and metrics["batch_id"] != last_id:
+                    write_metrics(spark, lane, metrics)
                     last_id = metrics["batch_id"]
                     batches += 1
                     rows += metrics["input_rows"] or 0
