@@ -38,6 +38,10 @@ def session_conf(settings: Settings) -> dict[str, str]:
         "spark.ui.enabled": str(spark.ui_enabled).lower(),
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.adaptive.enabled": "true",
+        # A streaming micro-batch runs ~180 generated classes (views, Delta commits, the
+        # state store); Spark's default cache of 100 evicted them before the next
+        # micro-batch could reuse them, so every micro-batch compiled them all again.
+        "spark.sql.codegen.cache.maxEntries": "1000",
         "spark.sql.streaming.stateStore.providerClass": (
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),

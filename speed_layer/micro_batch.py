@@ -22,6 +22,13 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
 Every write carries ``txnAppId``/``txnVersion`` (the lane's app id, the batch id), so a
 micro-batch replayed after a crash skips what was already committed and recomputes the
 rest from the same inputs: exactly-once results.
+
+What changes from one micro-batch to the next (its id, the watermarks) enters the plans
+as *data*, a one-row table joined in (:func:`parameters`), and the earlier retained
+events are read at the Delta version recorded before the batch, not filtered by id.
+Spark writes literal numbers and timestamps into the code it generates, so a literal
+that changed every micro-batch made Spark compile every stage again; as data, the plans
+stay the same from batch to batch and Spark's code cache serves them.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from functools import partial
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from batch_layer import bronze
 from batch_layer.job import below
@@ -115,36 +123,40 @@ class MicroBatchProcessor:
         return self._catalog[1]
 
     # -- epochs -----------------------------------------------------------------------
-    def _retained(self, batch_id: int) -> DataFrame | None:
-        if not storage.is_delta_table(self.spark, self.lane.retained):
+    def _retained(self, version: int | None) -> DataFrame | None:
+        """The retained events of earlier micro-batches: the table as it was before this one."""
+        if version is None:
             return None
         return (
-            self.spark.read.format("delta")
-            .load(self.lane.retained)
-            .where(F.col("batch_id") < batch_id)
+            self.spark.read.format("delta").option("versionAsOf", version).load(self.lane.retained)
         )
 
     def _view_input(
-        self, view: View, events: DataFrame, retained: DataFrame | None, watermark: datetime | None
+        self, view: View, events: DataFrame, retained: DataFrame | None, params: DataFrame | None
     ) -> DataFrame:
         """Non-late events for ``view``, plus the context a join view needs.
 
         The context (earlier micro-batches, and events the batch layer owns) lets a
-        stream-stream join find its partner across a micro-batch or cutoff boundary.
+        stream-stream join find its partner across a micro-batch or cutoff boundary; it
+        reaches back ``context_lookback`` behind the view's watermark (all of it when the
+        lane has no watermark yet, or without ``params``).
         """
         own = events.where(~F.array_contains("late_for", view.name))
         if view.context_lookback is None or retained is None:
             return own.select(*EVENT_COLUMNS)
         context = retained.where(~F.array_contains("late_for", view.name))
-        if watermark is not None:
-            context = context.where(
-                F.col("event_time") >= F.lit(watermark - view.context_lookback(self.settings.views))
+        if params is not None:
+            watermark = F.col(watermark_column(view.name))
+            lookback = interval_literal(view.context_lookback(self.settings.views))
+            context = context.crossJoin(F.broadcast(params.select(watermark.alias("_w")))).where(
+                F.col("_w").isNull() | (F.col("event_time") >= F.col("_w") - lookback)
             )
         return own.select(*EVENT_COLUMNS).unionByName(context.select(*EVENT_COLUMNS))
 
-    def _open_epoch(self, epoch: Epoch, batch_id: int, ctx: ViewContext) -> None:
+    def _open_epoch(
+        self, epoch: Epoch, batch_id: int, ctx: ViewContext, retained: DataFrame | None
+    ) -> None:
         """Build the epoch's state: its base merged with what the lane already holds."""
-        retained = self._retained(batch_id)
 
         def build(view: View) -> None:
             path = self.lane.state(epoch.id, view.name)
@@ -182,7 +194,7 @@ class MicroBatchProcessor:
         spark = self.spark
         previous = self._previous(batch_id)
         epoch = self.epoch()
-        record_versions(
+        versions = record_versions(
             spark,
             self.lane,
             batch_id,
@@ -194,11 +206,12 @@ class MicroBatchProcessor:
             ],
         )
         ctx = ViewContext(self.settings.views, self._catalog_table())
+        retained = self._retained(versions[self.lane.retained])
         if previous is None or previous.epoch != epoch.id:
-            self._open_epoch(epoch, batch_id, ctx)
+            self._open_epoch(epoch, batch_id, ctx, retained)
         batch = batch.persist()
         try:
-            stats = self._process(batch, batch_id, epoch, previous, ctx)
+            stats = self._process(batch, batch_id, epoch, previous, ctx, retained)
         finally:
             batch.unpersist()
         start, end = committed_offsets(spark, self.lane, batch_id)
@@ -222,17 +235,19 @@ class MicroBatchProcessor:
         epoch: Epoch,
         previous: progress.BatchProgress | None,
         ctx: ViewContext,
+        earlier: DataFrame | None,
     ) -> dict:
         views = list(self.registry)
         seen = previous.max_event_time if previous else None
         watermarks = {
             v.name: seen - self.settings.views.lateness(v.name) if seen else None for v in views
         }
+        params = parameters(self.spark, batch_id, watermarks)
         owned = ~below(epoch.cutoff)
         valid = F.col("reason").isNull()
         none: Column = F.array().cast("array<string>")
-        flagged = batch.withColumn(
-            "late_for", F.when(valid & owned, _late_for(watermarks)).otherwise(none)
+        flagged = batch.crossJoin(F.broadcast(params)).withColumn(
+            "late_for", F.when(valid & owned, _late_for(list(watermarks))).otherwise(none)
         )
         per_partition = (
             flagged.groupBy("partition")
@@ -260,13 +275,8 @@ class MicroBatchProcessor:
                     clock.get(row["partition"], row["max_time"]), row["max_time"]
                 )
         max_time = min(clock.values()) if clock else None
-        every = (
-            flagged.where(valid)
-            .select(*EVENT_COLUMNS, "late_for")
-            .withColumn("batch_id", F.lit(batch_id).cast("long"))
-        )
+        every = flagged.where(valid).select(*EVENT_COLUMNS, "late_for", "batch_id")
         events = every.where(owned)
-        earlier = self._retained(batch_id)
         context = every.where(~owned)
         if earlier is not None:
             context = earlier.unionByName(context)
@@ -275,7 +285,7 @@ class MicroBatchProcessor:
         def update(view: View) -> None:
             path = self.lane.state(epoch.id, view.name)
             if counts["valid"] > late.get(view.name, 0):
-                view_input = self._view_input(view, events, context, watermarks[view.name])
+                view_input = self._view_input(view, events, context, params)
                 writer = view.compute(view_input, ctx).write.format("delta").mode("append")
                 self._txn(writer, "state", batch_id).save(path)
             if compact:
@@ -285,7 +295,7 @@ class MicroBatchProcessor:
         if counts["bad"]:
             writes.append(partial(self._quarantine, batch, batch_id))
         if late:
-            writes.append(partial(self._write_late, events, watermarks, batch_id))
+            writes.append(partial(self._write_late, events, params, watermarks, batch_id))
         if counts["input"] > counts["bad"]:
             writes.append(partial(self._append, every, self.lane.retained, "retained", batch_id))
         _all(writes)
@@ -306,19 +316,23 @@ class MicroBatchProcessor:
         bronze.quarantine(self.spark, self.tables, bad, self.lane.name, str(batch_id))
 
     def _write_late(
-        self, events: DataFrame, watermarks: dict[str, datetime | None], batch_id: int
+        self,
+        events: DataFrame,
+        params: DataFrame,
+        watermarks: dict[str, datetime | None],
+        batch_id: int,
     ) -> None:
         """Append every (view, event) pair that was too late for the view."""
         watermark = F.create_map(
-            *[x for name, w in watermarks.items() if w is not None for x in (F.lit(name), F.lit(w))]
+            *[x for name in watermarks for x in (F.lit(name), F.col(watermark_column(name)))]
         )
         rows = events.where(F.size("late_for") > 0).select(
             F.lit(self.lane.name).alias("lane"),
             F.explode("late_for").alias("view"),
-            F.lit(batch_id).cast("long").alias("batch_id"),
+            "batch_id",
             *EVENT_COLUMNS,
         )
-        rows = rows.select(
+        rows = rows.crossJoin(F.broadcast(params.drop("batch_id"))).select(
             "lane", "view", "batch_id", watermark[F.col("view")].alias("watermark"), *EVENT_COLUMNS
         )
         self._append(rows, self.lane.late_events, "late", batch_id)
@@ -352,13 +366,39 @@ def _all(writes: list[Callable[[], None]]) -> None:
             future.result()
 
 
-def _late_for(watermarks: dict[str, datetime | None]) -> Column:
-    """The names of the views for which the row's event time is behind their watermark."""
-    flags = [
-        F.when(F.col("event_time") < F.lit(w), F.lit(name))
-        for name, w in watermarks.items()
-        if w is not None
-    ]
-    if not flags:
+def watermark_column(view: str) -> str:
+    """The :func:`parameters` column that holds ``view``'s watermark."""
+    return f"_watermark:{view}"
+
+
+def parameters(
+    spark: SparkSession, batch_id: int, watermarks: dict[str, datetime | None]
+) -> DataFrame:
+    """A one-row table of what changes every micro-batch: its id and each view's watermark.
+
+    Plans join it in (broadcast) instead of carrying the values as literals, so they stay
+    the same from one micro-batch to the next (see the module docstring).
+    """
+    schema = T.StructType(
+        [T.StructField("batch_id", T.LongType(), False)]
+        + [T.StructField(watermark_column(name), T.TimestampType()) for name in watermarks]
+    )
+    return spark.createDataFrame([(batch_id, *watermarks.values())], schema)
+
+
+def interval_literal(span: timedelta) -> Column:
+    """A day-time interval literal (a setting: it stays the same from batch to batch)."""
+    return F.expr(f"INTERVAL {int(span.total_seconds())} SECONDS")
+
+
+def _late_for(views: list[str]) -> Column:
+    """The names of the views whose watermark (a :func:`parameters` column) the row is behind.
+
+    No watermark yet (null) means nothing is late.
+    """
+    if not views:
         return F.array().cast("array<string>")
+    flags = [
+        F.when(F.col("event_time") < F.col(watermark_column(name)), F.lit(name)) for name in views
+    ]
     return F.filter(F.array(*flags), lambda x: x.isNotNull())

@@ -43,10 +43,13 @@ def marker(lane: Lane, batch_id: int) -> str:
     return f"{lane.root}/_batches/{batch_id}.json"
 
 
-def record_versions(spark: SparkSession, lane: Lane, batch_id: int, tables: list[str]) -> None:
-    """Record the Delta version of each table before micro-batch ``batch_id`` writes."""
+def record_versions(
+    spark: SparkSession, lane: Lane, batch_id: int, tables: list[str]
+) -> dict[str, int | None]:
+    """Record (and return) the Delta version of each table before ``batch_id`` writes."""
     versions = {uri: storage.delta_version(spark, uri) for uri in tables}
     storage.write_text(spark, marker(lane, batch_id), json.dumps(versions))
+    return versions
 
 
 def recover(spark: SparkSession, lane: Lane) -> Lane:
