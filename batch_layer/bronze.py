@@ -49,11 +49,9 @@ def ensure_tables(spark: SparkSession, tables: Tables) -> None:
     )
 
 
-def quarantine(
-    spark: SparkSession, tables: Tables, rows: DataFrame, layer: str, run_id: str
-) -> None:
-    """Insert malformed records once per (layer, partition, offset): re-reads are no-ops."""
-    source = rows.select(
+def quarantine_rows(rows: DataFrame, layer: str, run_id: str) -> DataFrame:
+    """Malformed records as quarantine rows of ``layer``'s run ``run_id``."""
+    return rows.select(
         F.lit(layer).alias("layer"),
         "partition",
         "offset",
@@ -63,6 +61,13 @@ def quarantine(
         "reason",
         F.lit(run_id).alias("run_id"),
     )
+
+
+def quarantine(
+    spark: SparkSession, tables: Tables, rows: DataFrame, layer: str, run_id: str
+) -> None:
+    """Insert malformed records once per (layer, partition, offset): re-reads are no-ops."""
+    source = quarantine_rows(rows, layer, run_id)
     (
         DeltaTable.forPath(spark, tables.quarantine)
         .alias("q")

@@ -3,7 +3,7 @@
 For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
 
 1. one pass over the batch counts rows, malformed rows, late rows per view and each
-   partition's newest event time;
+   partition's newest event time; malformed rows go to the quarantine;
 2. events below the epoch's cutoff are skipped (the batch layer owns them);
 3. per view, events older than the view's watermark are late: written to
    ``late_events`` and left out of that view, never silently. The watermark is the
@@ -102,6 +102,7 @@ class MicroBatchProcessor:
         self.tables = Tables.of(settings)
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
+        self._quarantine_ready = False
 
     # -- writes -----------------------------------------------------------------------
     def _txn(self, writer, suffix: str, batch_id: int):
@@ -311,9 +312,17 @@ class MicroBatchProcessor:
         }
 
     def _quarantine(self, batch: DataFrame, batch_id: int) -> None:
-        bronze.ensure_tables(self.spark, self.tables)
-        bad = quarantined(batch)
-        bronze.quarantine(self.spark, self.tables, bad, self.lane.name, str(batch_id))
+        """Append the batch's malformed records to the shared quarantine.
+
+        A plain append (with the lane's transaction id), not a MERGE: the rows are
+        tagged with the lane and the batch id, and crash recovery deletes those of a
+        micro-batch it undoes (:func:`speed_layer.recovery.recover`).
+        """
+        if not self._quarantine_ready:
+            bronze.ensure_tables(self.spark, self.tables)
+            self._quarantine_ready = True
+        rows = bronze.quarantine_rows(quarantined(batch), self.lane.name, str(batch_id))
+        self._append(rows, self.tables.quarantine, "quarantine", batch_id)
 
     def _write_late(
         self,

@@ -8,9 +8,10 @@ So the lane recovers the way a database undoes an uncommitted transaction instea
 1. at the start of each micro-batch the processor records the Delta version of every
    table of the lane (``_batches/N.json``);
 2. before a restart, if ``offsets/N`` has no ``commits/N``, every table is restored to
-   its recorded version (tables created by N are deleted), the lane moves to a new
-   ``txnAppId`` generation (a restore does not rewind Delta's transaction ids), and
-   ``offsets/N`` is removed, so Spark plans N again from the last committed offsets.
+   its recorded version (tables created by N are deleted, and N's rows are deleted from
+   the shared quarantine), the lane moves to a new ``txnAppId`` generation (a restore
+   does not rewind Delta's transaction ids), and ``offsets/N`` is removed, so Spark
+   plans N again from the last committed offsets.
 
 Nothing the crashed attempt wrote survives, and nothing is lost: batch N is re-read
 from Kafka, the source of truth.
@@ -24,6 +25,7 @@ import re
 
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from lk import storage
 from speed_layer.lane import Lane, bump_generation
@@ -52,8 +54,12 @@ def record_versions(
     return versions
 
 
-def recover(spark: SparkSession, lane: Lane) -> Lane:
-    """Undo an uncommitted micro-batch, if the last run died in one; return the lane to use."""
+def recover(spark: SparkSession, lane: Lane, quarantine: str | None = None) -> Lane:
+    """Undo an uncommitted micro-batch, if the last run died in one; return the lane to use.
+
+    ``quarantine`` is the shared quarantine table: it is not the lane's to restore, so
+    only the rows the undone micro-batch appended to it (its lane, its batch id) go.
+    """
     planned = _latest(spark, f"{lane.checkpoint}/offsets")
     committed = _latest(spark, f"{lane.checkpoint}/commits")
     if planned is None or (committed is not None and committed >= planned):
@@ -68,6 +74,10 @@ def recover(spark: SparkSession, lane: Lane) -> Lane:
                 storage.delete(spark, table)
             else:
                 DeltaTable.forPath(spark, table).restoreToVersion(version)
+        if quarantine is not None and storage.is_delta_table(spark, quarantine):
+            DeltaTable.forPath(spark, quarantine).delete(
+                (F.col("layer") == lane.name) & (F.col("run_id") == str(planned))
+            )
         storage.delete_file(spark, uri)
     storage.delete_file(spark, f"{lane.checkpoint}/offsets/{planned}")
     log.warning(

@@ -18,6 +18,7 @@ from event_log.kafka_source import read_stream
 from infra.topics import end_offsets
 from lk import storage
 from lk.config import Settings
+from lk.tables import Tables
 from speed_layer.lane import Lane
 from speed_layer.micro_batch import Epoch, MicroBatchProcessor
 from speed_layer.recovery import recover
@@ -149,7 +150,7 @@ def run_lane(
     target = end_offsets(settings, settings.kafka.events_topic) if until_caught_up else {}
     batches, rows, last_id = 0, 0, None
     for attempt in range(restarts + 1):
-        lane = recover(spark, lane)
+        lane = recover(spark, lane, Tables.of(settings).quarantine)
         query = start_lane(
             spark, settings, lane, registry, epoch, trigger="0 seconds" if until_caught_up else None
         )

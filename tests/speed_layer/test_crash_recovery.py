@@ -1,4 +1,5 @@
-"""Exactly-once: SIGKILL the speed layer mid-run, restart it; the views still equal the oracle."""
+"""Exactly-once: SIGKILL the speed layer mid-run, restart it; the views still equal the oracle
+and every malformed record is in the quarantine exactly once."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from pyspark.sql import Row
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
 
 import oracle
 from event_log.generator import WorkloadSpec
@@ -91,6 +95,21 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
     assert meta["generation"] == 1, "the killed micro-batch was undone and planned again"
 
     events = consume_all(settings, settings.kafka.events_topic)
+    _, malformed = oracle.decode(events)
+    quarantined = (
+        spark.read.format("delta")
+        .load(Tables.of(settings).quarantine)
+        .where(F.col("layer") == LAMBDA_LANE)
+        .select("partition", "offset", "reason")
+    )
+    assert malformed, "the workload has malformed records"
+    assertDataFrameEqual(
+        quarantined,
+        [
+            Row(partition=q.record.partition, offset=q.record.offset, reason=q.reason)
+            for q in malformed
+        ],
+    )
     catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
     late = late_event_ids(spark, settings, LAMBDA_LANE)
     expected = expected_views(events, catalog, settings, late)
