@@ -43,7 +43,6 @@ from functools import partial
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from batch_layer import bronze
 from batch_layer.job import below
@@ -386,13 +385,17 @@ def parameters(
     """A one-row table of what changes every micro-batch: its id and each view's watermark.
 
     Plans join it in (broadcast) instead of carrying the values as literals, so they stay
-    the same from one micro-batch to the next (see the module docstring).
+    the same from one micro-batch to the next (see the module docstring). An inline SQL
+    table is a local relation: its values never reach generated code, and broadcasting
+    it runs no job (``createDataFrame`` would ship the row through a Python RDD).
     """
-    schema = T.StructType(
-        [T.StructField("batch_id", T.LongType(), False)]
-        + [T.StructField(watermark_column(name), T.TimestampType()) for name in watermarks]
-    )
-    return spark.createDataFrame([(batch_id, *watermarks.values())], schema)
+    values = [f"CAST({int(batch_id)} AS BIGINT)"] + [
+        f"TIMESTAMP '{w.isoformat(sep=' ')}'" if w else "CAST(NULL AS TIMESTAMP)"
+        for w in watermarks.values()
+    ]
+    names = ["batch_id", *(watermark_column(name) for name in watermarks)]
+    quoted = ", ".join("`" + name.replace("`", "``") + "`" for name in names)
+    return spark.sql(f"SELECT * FROM VALUES ({', '.join(values)}) AS parameters({quoted})")
 
 
 def interval_literal(span: timedelta) -> Column:

@@ -1,0 +1,42 @@
+"""Per-micro-batch parameters enter plans as data, so Spark's generated code is reused."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+from pyspark.sql import Row
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+
+from speed_layer.micro_batch import parameters, watermark_column
+
+pytestmark = pytest.mark.integration
+
+
+def _compilations(spark) -> int:
+    metrics = getattr(spark.sparkContext._jvm.org.apache.spark.metrics.source, "CodegenMetrics$")
+    return getattr(metrics, "MODULE$").METRIC_COMPILATION_TIME().getCount()
+
+
+def test_parameters_hold_the_batch_id_and_each_watermark(spark):
+    moment = datetime(2026, 11, 22, 10, 30, 15, 250000)
+    params = parameters(spark, 7, {"a": moment, "b`c": None})
+    assert params.columns == ["batch_id", watermark_column("a"), watermark_column("b`c")]
+    assertDataFrameEqual(params, [Row(7, moment, None)])
+
+
+def test_a_plan_joined_with_new_parameters_compiles_no_new_code(spark):
+    events = spark.range(1000).withColumn("event_time", F.timestamp_seconds("id"))
+
+    def run(batch_id: int) -> int:
+        params = parameters(spark, batch_id, {"v": datetime(1970, 1, 1, 0, batch_id)})
+        late = events.crossJoin(F.broadcast(params)).where(
+            F.col("event_time") < F.col(watermark_column("v"))
+        )
+        return late.agg(F.count("*"), F.max("batch_id")).first()[0]
+
+    assert run(1) == 60
+    before = _compilations(spark)
+    assert [run(batch_id) for batch_id in (2, 3, 4)] == [120, 180, 240]
+    assert _compilations(spark) == before
