@@ -28,7 +28,8 @@ as *data*, a one-row table joined in (:func:`parameters`), and the earlier retai
 events are read at the Delta version recorded before the batch, not filtered by id.
 Spark writes literal numbers and timestamps into the code it generates, so a literal
 that changed every micro-batch made Spark compile every stage again; as data, the plans
-stay the same from batch to batch and Spark's code cache serves them.
+stay the same from batch to batch and Spark's code cache serves them (one bound stays a
+literal on purpose, see ``_view_input``).
 """
 
 from __future__ import annotations
@@ -132,25 +133,24 @@ class MicroBatchProcessor:
         )
 
     def _view_input(
-        self, view: View, events: DataFrame, retained: DataFrame | None, params: DataFrame | None
+        self, view: View, events: DataFrame, retained: DataFrame | None, watermark: datetime | None
     ) -> DataFrame:
         """Non-late events for ``view``, plus the context a join view needs.
 
         The context (earlier micro-batches, and events the batch layer owns) lets a
         stream-stream join find its partner across a micro-batch or cutoff boundary; it
-        reaches back ``context_lookback`` behind the view's watermark (all of it when the
-        lane has no watermark yet, or without ``params``).
+        reaches back ``context_lookback`` behind the view's watermark. That bound is the
+        one literal left on purpose: on the retained table it lets Delta skip every file
+        older than the look-back, which costs a few compilations per micro-batch and saves
+        re-reading the whole retained history for each one.
         """
         own = events.where(~F.array_contains("late_for", view.name))
         if view.context_lookback is None or retained is None:
             return own.select(*EVENT_COLUMNS)
         context = retained.where(~F.array_contains("late_for", view.name))
-        if params is not None:
-            watermark = F.col(watermark_column(view.name))
-            lookback = interval_literal(view.context_lookback(self.settings.views))
-            context = context.crossJoin(F.broadcast(params.select(watermark.alias("_w")))).where(
-                F.col("_w").isNull() | (F.col("event_time") >= F.col("_w") - lookback)
-            )
+        if watermark is not None:
+            since = watermark - view.context_lookback(self.settings.views)
+            context = context.where(F.col("event_time") >= F.lit(since))
         return own.select(*EVENT_COLUMNS).unionByName(context.select(*EVENT_COLUMNS))
 
     def _open_epoch(
@@ -285,7 +285,7 @@ class MicroBatchProcessor:
         def update(view: View) -> None:
             path = self.lane.state(epoch.id, view.name)
             if counts["valid"] > late.get(view.name, 0):
-                view_input = self._view_input(view, events, context, params)
+                view_input = self._view_input(view, events, context, watermarks[view.name])
                 writer = view.compute(view_input, ctx).write.format("delta").mode("append")
                 self._txn(writer, "state", batch_id).save(path)
             if compact:
@@ -396,11 +396,6 @@ def parameters(
     names = ["batch_id", *(watermark_column(name) for name in watermarks)]
     quoted = ", ".join("`" + name.replace("`", "``") + "`" for name in names)
     return spark.sql(f"SELECT * FROM VALUES ({', '.join(values)}) AS parameters({quoted})")
-
-
-def interval_literal(span: timedelta) -> Column:
-    """A day-time interval literal (a setting: it stays the same from batch to batch)."""
-    return F.expr(f"INTERVAL {int(span.total_seconds())} SECONDS")
 
 
 def _late_for(views: list[str]) -> Column:
