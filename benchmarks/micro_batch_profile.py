@@ -1,0 +1,124 @@
+"""Where a micro-batch's time goes: wall time, generated code and JIT, micro-batch by micro-batch.
+
+One run, one broker: the benchmark workload is loaded into a fresh topic, then
+``lk speed --until-caught-up`` (the Lambda speed layer) processes it in micro-batches of
+``--offsets`` offsets. After every micro-batch the JVM is asked for:
+
+* Janino compilations of Spark-generated code (Spark's ``CodegenMetrics``): a plan whose
+  generated Java source was compiled before is served from Spark's code cache;
+* classes loaded so far (class-loading MXBean);
+* HotSpot JIT compilation time so far (compilation MXBean).
+
+Reported per micro-batch (differences between consecutive readings) and as medians over
+the micro-batches after the first two (warm-up).
+
+Run: ``python -m benchmarks.micro_batch_profile [--events 100000] [--offsets 10000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from benchmarks.producer_throughput import broker, machine
+from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
+from infra.topics import ensure_topics
+from lk.spark import build_session
+from speed_layer import micro_batch
+from speed_layer.lambda_lane import run_speed
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "micro_batch_profile.json"
+WARM_UP = 2
+
+
+def jvm_counters(spark: SparkSession) -> dict[str, int]:
+    """Janino compilations, loaded classes and JIT milliseconds of the driver JVM so far."""
+    jvm = spark.sparkContext._jvm
+    codegen = getattr(getattr(jvm.org.apache.spark.metrics.source, "CodegenMetrics$"), "MODULE$")
+    management = jvm.java.lang.management.ManagementFactory
+    return {
+        "janino_compilations": codegen.METRIC_COMPILATION_TIME().getCount(),
+        "classes_loaded": management.getClassLoadingMXBean().getTotalLoadedClassCount(),
+        "jit_ms": management.getCompilationMXBean().getTotalCompilationTime(),
+    }
+
+
+def profiled(spark: SparkSession, rows: list[dict[str, Any]]) -> None:
+    """Record wall time and counter increments of every micro-batch into ``rows``."""
+    original = micro_batch.MicroBatchProcessor.__call__
+
+    def call(self, batch, batch_id: int) -> None:
+        before, started = jvm_counters(spark), time.perf_counter()
+        original(self, batch, batch_id)
+        after = jvm_counters(spark)
+        rows.append(
+            {
+                "batch_id": batch_id,
+                "seconds": round(time.perf_counter() - started, 2),
+                **{key: after[key] - before[key] for key in after},
+            }
+        )
+        print(rows[-1], flush=True)
+
+    micro_batch.MicroBatchProcessor.__call__ = call
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Medians over the micro-batches after the warm-up ones."""
+    steady = rows[WARM_UP:] or rows
+    keys = ("seconds", "janino_compilations", "classes_loaded", "jit_ms")
+    return {key: statistics.median(r[key] for r in steady) for key in keys}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--offsets", type=int, default=10_000, help="offsets per micro-batch")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    with (
+        tempfile.TemporaryDirectory(prefix="lk-profile-") as tmp,
+        broker(None, Path(tmp) / "kafka") as base,
+    ):
+        settings = isolated(base, "profile", Path(tmp))
+        settings = settings.model_copy(
+            update={
+                "stream": settings.stream.model_copy(
+                    update={"max_offsets_per_trigger": args.offsets}
+                )
+            }
+        )
+        spark = build_session(settings, app_name="lk-micro-batch-profile")
+        info = machine(settings)
+        ensure_topics(settings)
+        load_topic(spark, settings, records_file(spec_for(args.events)))
+        rows: list[dict[str, Any]] = []
+        profiled(spark, rows)
+        started = time.perf_counter()
+        run_speed(spark, settings, until_caught_up=True)
+        report = {
+            "benchmark": "micro_batch_profile",
+            "machine": info,
+            "events": args.events,
+            "max_offsets_per_trigger": args.offsets,
+            "seconds": round(time.perf_counter() - started, 1),
+            "codegen_cache_max_entries": spark.conf.get("spark.sql.codegen.cache.maxEntries"),
+            "median_after_warm_up": summary(rows),
+            "micro_batches": rows,
+        }
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(report, indent=2))
+        print(json.dumps(report["median_after_warm_up"]), flush=True)
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
