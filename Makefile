@@ -35,6 +35,9 @@ bench: setup
 	$(BIN)/python -m benchmarks.producer_throughput
 	$(BIN)/python -m benchmarks.serving_latency
 	$(BIN)/python -m benchmarks.recompute_vs_replay
+	$(BIN)/python -m benchmarks.micro_batch_profile
+	$(BIN)/python -m benchmarks.freshness
+	$(BIN)/python -m benchmarks.sustainable_rate
 
 down:
 	-$(BIN)/lk infra down

@@ -55,12 +55,19 @@ def read_range(
 def read_stream(
     spark: SparkSession, settings: Settings, topic: str, starting: Offsets | str = "earliest"
 ) -> DataFrame:
-    """A streaming read of ``topic`` with the configured per-micro-batch offset cap."""
+    """A streaming read of ``topic`` with the configured per-micro-batch offset cap.
+
+    Like :func:`read_range`, a micro-batch is split into tasks of at most
+    ``OFFSETS_PER_TASK`` offsets.
+    """
     start = starting if isinstance(starting, str) else offsets_json(topic, starting)
-    return (
+    cap = settings.stream.max_offsets_per_trigger
+    reader = (
         spark.readStream.format("kafka")
         .options(**_options(settings, topic))
         .option("startingOffsets", start)
-        .option("maxOffsetsPerTrigger", str(settings.stream.max_offsets_per_trigger))
-        .load()
+        .option("maxOffsetsPerTrigger", str(cap))
     )
+    if cap > OFFSETS_PER_TASK:
+        reader = reader.option("minPartitions", str(math.ceil(cap / OFFSETS_PER_TASK)))
+    return reader.load()

@@ -28,7 +28,11 @@ def kappa_settings(kafka_settings):
     lateness = {"revenue_by_category": timedelta(hours=1)}  # covers the 45-minute maximum
     settings = with_sections(
         fresh_topics(kafka_settings),
-        stream={"max_offsets_per_trigger": 1_000, "compact_every": 2},
+        stream={
+            "max_offsets_per_trigger": 1_000,
+            "replay_max_offsets_per_trigger": 1_000,
+            "compact_every": 2,
+        },
         views={"allowed_lateness": lateness},
     ).model_copy(update={"mode": "kappa"})
     produce_spec(settings, SPEC)
