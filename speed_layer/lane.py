@@ -35,6 +35,10 @@ class Lane:
         """The Delta ``txnAppId`` prefix of this lane's writes (new after each recovery)."""
         return f"{self.app_id}-g{self.generation}"
 
+    def attempt(self, batch_id: int) -> str:
+        """This generation's attempt at micro-batch ``batch_id`` (tags shared-table rows)."""
+        return f"{self.txn_app_id}:{batch_id}"
+
     @property
     def late_events(self) -> str:
         """Events this lane excluded from a view as later than the view's watermark."""

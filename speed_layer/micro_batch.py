@@ -314,13 +314,15 @@ class MicroBatchProcessor:
         """Append the batch's malformed records to the shared quarantine.
 
         A plain append (with the lane's transaction id), not a MERGE: the rows are
-        tagged with the lane and the batch id, and crash recovery deletes those of a
-        micro-batch it undoes (:func:`speed_layer.recovery.recover`).
+        tagged with the lane and the attempt (``Lane.attempt``), and crash
+        recovery deletes those of a micro-batch it undoes
+        (:func:`speed_layer.recovery.recover`).
         """
         if not self._quarantine_ready:
             bronze.ensure_tables(self.spark, self.tables)
             self._quarantine_ready = True
-        rows = bronze.quarantine_rows(quarantined(batch), self.lane.name, str(batch_id))
+        attempt = self.lane.attempt(batch_id)
+        rows = bronze.quarantine_rows(quarantined(batch), self.lane.name, attempt)
         self._append(rows, self.tables.quarantine, "quarantine", batch_id)
 
     def _write_late(

@@ -76,7 +76,7 @@ def recover(spark: SparkSession, lane: Lane, quarantine: str | None = None) -> L
                 DeltaTable.forPath(spark, table).restoreToVersion(version)
         if quarantine is not None and storage.is_delta_table(spark, quarantine):
             DeltaTable.forPath(spark, quarantine).delete(
-                (F.col("layer") == lane.name) & (F.col("run_id") == str(planned))
+                (F.col("layer") == lane.name) & (F.col("run_id") == lane.attempt(planned))
             )
         storage.delete_file(spark, uri)
     storage.delete_file(spark, f"{lane.checkpoint}/offsets/{planned}")
