@@ -10,7 +10,7 @@ topic, then timed:
 * ``floor_revenue_only``     - a bare Spark job: read bronze, compute only
   ``revenue_by_category``, write it (the floor of issue 3);
 * ``kappa_replay``           - ``kappa.reprocess``: the streaming code from offset 0 into a
-  new version, bounded micro-batches (issue 5 a, b);
+  new version, micro-batches of ``stream.replay_max_offsets_per_trigger`` (issue 5 a, b);
 * ``ceiling_read_decode``    - a bare Spark job that only reads the topic and decodes
   the JSON (issue 5 c: the ceiling of any replay on this machine).
 
@@ -165,7 +165,7 @@ def run_size(
         "log_offsets": log_offsets,
         "records_loaded": records,
         "load_seconds": round(load_s, 1),
-        "max_offsets_per_trigger": settings.stream.max_offsets_per_trigger,
+        "replay_max_offsets_per_trigger": settings.stream.replay_max_offsets_per_trigger,
         "seconds": {k: round(v, 1) for k, v in results.items()},
         "events_per_second": rate,
         "ratios": ratios(results),
