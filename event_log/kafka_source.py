@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 
 from pyspark.sql import DataFrame, SparkSession
@@ -41,13 +40,12 @@ def read_range(
             "key binary, value binary, topic string, partition int, offset long, "
             "timestamp timestamp, timestampType int",
         )
-    total = sum(max(0, end[p] - partitions[p]) for p in end)
     return (
         spark.read.format("kafka")
         .options(**_options(settings, topic))
         .option("startingOffsets", offsets_json(topic, partitions))
         .option("endingOffsets", offsets_json(topic, end))
-        .option("minPartitions", str(max(len(end), math.ceil(total / OFFSETS_PER_TASK))))
+        .option("maxRecordsPerPartition", str(OFFSETS_PER_TASK))
         .load()
     )
 
@@ -61,13 +59,11 @@ def read_stream(
     ``OFFSETS_PER_TASK`` offsets.
     """
     start = starting if isinstance(starting, str) else offsets_json(topic, starting)
-    cap = settings.stream.max_offsets_per_trigger
-    reader = (
+    return (
         spark.readStream.format("kafka")
         .options(**_options(settings, topic))
         .option("startingOffsets", start)
-        .option("maxOffsetsPerTrigger", str(cap))
+        .option("maxOffsetsPerTrigger", str(settings.stream.max_offsets_per_trigger))
+        .option("maxRecordsPerPartition", str(OFFSETS_PER_TASK))
+        .load()
     )
-    if cap > OFFSETS_PER_TASK:
-        reader = reader.option("minPartitions", str(math.ceil(cap / OFFSETS_PER_TASK)))
-    return reader.load()

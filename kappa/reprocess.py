@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
 
+from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -220,13 +221,19 @@ def rollback(spark: SparkSession, settings: Settings) -> int:
 
 
 def drop(spark: SparkSession, settings: Settings, version: int) -> None:
-    """Delete a version that does not serve (its lane: checkpoint, state, progress)."""
+    """Delete a version that does not serve, with its rows in the shared quarantine.
+
+    Its lane goes (checkpoint, state, progress), and so do its quarantine rows: a later
+    version may reuse the number, and its lane would append the same records again.
+    """
     tables = Tables.of(settings)
     if serving_version(spark, tables) == version:
         raise KappaError(f"v{version} serves readers; switch away (reprocess/rollback) first")
     if version not in existing_versions(spark, tables):
         raise KappaError(f"v{version} does not exist")
     storage.delete(spark, lane_root(tables, lane_name(version)))
+    if storage.is_delta_table(spark, tables.quarantine):
+        DeltaTable.forPath(spark, tables.quarantine).delete(F.col("layer") == lane_name(version))
     serving = serving_version(spark, tables)
     if serving is not None:
         point_to(spark, tables, serving, "drop", note=f"dropped v{version}")

@@ -28,8 +28,9 @@ as *data*, a one-row table joined in (:func:`parameters`), and the earlier retai
 events are read at the Delta version recorded before the batch, not filtered by id.
 Spark writes literal numbers and timestamps into the code it generates, so a literal
 that changed every micro-batch made Spark compile every stage again; as data, the plans
-stay the same from batch to batch and Spark's code cache serves them (one bound stays a
-literal on purpose, see ``_view_input``).
+stay the same from batch to batch and Spark's code cache serves them. Two bounds stay
+literals on purpose: the join context's (see ``_view_input``) and the pruning delete's
+(every ``PRUNE_EVERY`` micro-batches); both let Delta skip old files.
 """
 
 from __future__ import annotations
@@ -334,7 +335,7 @@ class MicroBatchProcessor:
     ) -> None:
         """Append every (view, event) pair that was too late for the view."""
         watermark = F.create_map(
-            *[x for name in watermarks for x in (F.lit(name), F.col(watermark_column(name)))]
+            *[x for name in watermarks for x in (F.lit(name), _watermark(name))]
         )
         rows = events.where(F.size("late_for") > 0).select(
             F.lit(self.lane.name).alias("lane"),
@@ -381,6 +382,23 @@ def watermark_column(view: str) -> str:
     return f"_watermark:{view}"
 
 
+def _quoted(name: str) -> str:
+    """``name`` as a quoted identifier (view names may hold dots or backticks)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _watermark(view: str) -> Column:
+    return F.col(_quoted(watermark_column(view)))
+
+
+def _timestamp_sql(moment: datetime | None) -> str:
+    """A SQL timestamp literal; naive datetimes are UTC, as everywhere in the platform."""
+    if moment is None:
+        return "CAST(NULL AS TIMESTAMP)"
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return f"TIMESTAMP '{aware.isoformat(sep=' ')}'"
+
+
 def parameters(
     spark: SparkSession, batch_id: int, watermarks: dict[str, datetime | None]
 ) -> DataFrame:
@@ -391,13 +409,10 @@ def parameters(
     table is a local relation: its values never reach generated code, and broadcasting
     it runs no job (``createDataFrame`` would ship the row through a Python RDD).
     """
-    values = [f"CAST({int(batch_id)} AS BIGINT)"] + [
-        f"TIMESTAMP '{w.isoformat(sep=' ')}'" if w else "CAST(NULL AS TIMESTAMP)"
-        for w in watermarks.values()
-    ]
+    values = [f"CAST({int(batch_id)} AS BIGINT)", *map(_timestamp_sql, watermarks.values())]
     names = ["batch_id", *(watermark_column(name) for name in watermarks)]
-    quoted = ", ".join("`" + name.replace("`", "``") + "`" for name in names)
-    return spark.sql(f"SELECT * FROM VALUES ({', '.join(values)}) AS parameters({quoted})")
+    columns = ", ".join(map(_quoted, names))
+    return spark.sql(f"SELECT * FROM VALUES ({', '.join(values)}) AS parameters({columns})")
 
 
 def _late_for(views: list[str]) -> Column:
@@ -407,7 +422,5 @@ def _late_for(views: list[str]) -> Column:
     """
     if not views:
         return F.array().cast("array<string>")
-    flags = [
-        F.when(F.col("event_time") < F.col(watermark_column(name)), F.lit(name)) for name in views
-    ]
+    flags = [F.when(F.col("event_time") < _watermark(name), F.lit(name)) for name in views]
     return F.filter(F.array(*flags), lambda x: x.isNotNull())

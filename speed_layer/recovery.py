@@ -58,7 +58,10 @@ def recover(spark: SparkSession, lane: Lane, quarantine: str | None = None) -> L
     """Undo an uncommitted micro-batch, if the last run died in one; return the lane to use.
 
     ``quarantine`` is the shared quarantine table: it is not the lane's to restore, so
-    only the rows the undone micro-batch appended to it (its lane, its batch id) go.
+    only the rows the undone attempt appended to it (tagged ``lane.attempt(N)``) go.
+    The new generation is recorded before the checkpoint forgets ``N``: a crash in
+    between re-runs this recovery instead of replaying ``N`` under the old transaction
+    ids, which Delta would skip as already written.
     """
     planned = _latest(spark, f"{lane.checkpoint}/offsets")
     committed = _latest(spark, f"{lane.checkpoint}/commits")
@@ -78,9 +81,10 @@ def recover(spark: SparkSession, lane: Lane, quarantine: str | None = None) -> L
             DeltaTable.forPath(spark, quarantine).delete(
                 (F.col("layer") == lane.name) & (F.col("run_id") == lane.attempt(planned))
             )
-        storage.delete_file(spark, uri)
+    recovered = bump_generation(spark, lane)
+    storage.delete_file(spark, uri)
     storage.delete_file(spark, f"{lane.checkpoint}/offsets/{planned}")
     log.warning(
         "lane %s: undid uncommitted micro-batch %d; Spark plans it again", lane.name, planned
     )
-    return bump_generation(spark, lane)
+    return recovered

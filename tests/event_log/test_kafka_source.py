@@ -26,6 +26,7 @@ def test_a_long_range_is_read_in_bounded_tasks(spark, topic_settings, monkeypatc
     frame = kafka_source.read_range(spark, settings, topic, {}, end)
 
     assert frame.rdd.getNumPartitions() >= math.ceil(total / 200) > len(end)
+    assert max(frame.rdd.mapPartitions(lambda rows: [sum(1 for _ in rows)]).collect()) <= 200
     offsets = frame.select("partition", "offset")
     assert offsets.count() == total
     assert offsets.distinct().count() == total

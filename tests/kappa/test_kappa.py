@@ -96,8 +96,12 @@ def test_reprocess_with_a_new_window_flips_only_after_catch_up_and_rolls_back(
     assert read_view(spark, settings, "revenue_by_category").collect() == before
     with pytest.raises(kappa.KappaError, match="serves readers"):
         kappa.drop(spark, settings, 1)
+    quarantine = spark.read.format("delta").load(Tables.of(settings).quarantine)
+    assert quarantine.where(f"layer = '{lane_name(2)}'").count() > 0
     kappa.drop(spark, settings, 2)
     assert serving_version(spark, Tables.of(settings)) == 1
+    assert quarantine.where(f"layer = '{lane_name(2)}'").count() == 0, "v2's quarantine went too"
+    assert quarantine.where(f"layer = '{lane_name(1)}'").count() > 0
 
 
 def test_reprocess_refuses_a_truncated_log(kafka_settings):
