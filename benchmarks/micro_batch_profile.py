@@ -1,8 +1,9 @@
 """Where a micro-batch's time goes: wall time, generated code and JIT, micro-batch by micro-batch.
 
-One run, one broker: the benchmark workload is loaded into a fresh topic, then
-``lk speed --until-caught-up`` (the Lambda speed layer) processes it in micro-batches of
-``--offsets`` offsets. After every micro-batch the JVM is asked for:
+One run, one broker: the benchmark workload is loaded into a fresh topic, then the
+Lambda speed layer catches up on it in this process (``run_speed(until_caught_up=True)``,
+what ``lk speed --until-caught-up`` calls) in micro-batches of ``--offsets`` offsets.
+After every micro-batch the JVM is asked for:
 
 * Janino compilations of Spark-generated code (Spark's ``CodegenMetrics``): a plan whose
   generated Java source was compiled before is served from Spark's code cache;
@@ -74,6 +75,8 @@ def profiled(spark: SparkSession, rows: list[dict[str, Any]]) -> None:
 def summary(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Medians over the micro-batches after the warm-up ones."""
     steady = rows[WARM_UP:] or rows
+    if not steady:
+        return {}
     keys = ("seconds", "janino_compilations", "classes_loaded", "jit_ms")
     return {key: statistics.median(r[key] for r in steady) for key in keys}
 
