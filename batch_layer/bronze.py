@@ -105,5 +105,12 @@ def land(spark: SparkSession, tables: Tables, raw: DataFrame, run_id: str) -> La
 
 
 def _inserted_rows(table: DeltaTable) -> int:
-    metrics = table.history(1).select("operationMetrics").first()
+    """Rows the newest MERGE inserted (streaming lanes may have appended since)."""
+    metrics = (
+        table.history(20)
+        .where(F.col("operation") == "MERGE")
+        .orderBy(F.col("version").desc())
+        .select("operationMetrics")
+        .first()
+    )
     return int((metrics[0] or {}).get("numTargetRowsInserted", 0)) if metrics else 0

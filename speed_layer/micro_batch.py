@@ -296,7 +296,7 @@ class MicroBatchProcessor:
         if counts["bad"]:
             writes.append(partial(self._quarantine, batch, batch_id))
         if late:
-            writes.append(partial(self._write_late, events, params, watermarks, batch_id))
+            writes.append(partial(self._write_late, events, params, list(watermarks), batch_id))
         if counts["input"] > counts["bad"]:
             writes.append(partial(self._append, every, self.lane.retained, "retained", batch_id))
         _all(writes)
@@ -330,13 +330,11 @@ class MicroBatchProcessor:
         self,
         events: DataFrame,
         params: DataFrame,
-        watermarks: dict[str, datetime | None],
+        views: list[str],
         batch_id: int,
     ) -> None:
         """Append every (view, event) pair that was too late for the view."""
-        watermark = F.create_map(
-            *[x for name in watermarks for x in (F.lit(name), _watermark(name))]
-        )
+        watermark = F.create_map(*[x for name in views for x in (F.lit(name), _watermark(name))])
         rows = events.where(F.size("late_for") > 0).select(
             F.lit(self.lane.name).alias("lane"),
             F.explode("late_for").alias("view"),
