@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from event_log.decode import EVENT_SCHEMA, decode_events, quarantined, valid_events
+from lk import storage
 from lk.tables import Tables
 
 QUARANTINE_SCHEMA = (
@@ -78,6 +79,18 @@ def quarantine(
         .whenNotMatchedInsertAll()
         .execute()
     )
+
+
+def forget_quarantined(
+    spark: SparkSession, tables: Tables, layer: str, run_id: str | None = None
+) -> None:
+    """Delete ``layer``'s quarantine rows (only run ``run_id``'s, if given)."""
+    if not storage.is_delta_table(spark, tables.quarantine):
+        return
+    condition = F.col("layer") == layer
+    if run_id is not None:
+        condition &= F.col("run_id") == run_id
+    DeltaTable.forPath(spark, tables.quarantine).delete(condition)
 
 
 def land(spark: SparkSession, tables: Tables, raw: DataFrame, run_id: str) -> Landing:

@@ -31,7 +31,7 @@ from pyspark.sql import SparkSession
 from benchmarks.producer_throughput import broker, machine
 from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
 from infra.topics import ensure_topics
-from lk.spark import build_session
+from lk.spark import build_session, codegen_compilations
 from speed_layer import micro_batch
 from speed_layer.lambda_lane import run_speed
 
@@ -42,11 +42,9 @@ WARM_UP = 2
 
 def jvm_counters(spark: SparkSession) -> dict[str, int]:
     """Janino compilations, loaded classes and JIT milliseconds of the driver JVM so far."""
-    jvm = spark.sparkContext._jvm
-    codegen = getattr(getattr(jvm.org.apache.spark.metrics.source, "CodegenMetrics$"), "MODULE$")
-    management = jvm.java.lang.management.ManagementFactory
+    management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
     return {
-        "janino_compilations": codegen.METRIC_COMPILATION_TIME().getCount(),
+        "janino_compilations": codegen_compilations(spark),
         "classes_loaded": management.getClassLoadingMXBean().getTotalLoadedClassCount(),
         "jit_ms": management.getCompilationMXBean().getTotalCompilationTime(),
     }

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
 
-from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from batch_layer import bronze
 from infra.topics import end_offsets, start_offsets
 from kappa.versions import (
     EPOCH,
@@ -232,8 +232,7 @@ def drop(spark: SparkSession, settings: Settings, version: int) -> None:
     if version not in existing_versions(spark, tables):
         raise KappaError(f"v{version} does not exist")
     storage.delete(spark, lane_root(tables, lane_name(version)))
-    if storage.is_delta_table(spark, tables.quarantine):
-        DeltaTable.forPath(spark, tables.quarantine).delete(F.col("layer") == lane_name(version))
+    bronze.forget_quarantined(spark, tables, lane_name(version))
     serving = serving_version(spark, tables)
     if serving is not None:
         point_to(spark, tables, serving, "drop", note=f"dropped v{version}")

@@ -66,3 +66,13 @@ def build_session(settings: Settings, app_name: str | None = None) -> SparkSessi
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def codegen_compilations(spark: SparkSession) -> int:
+    """How many times this driver has compiled Spark-generated code (Spark's CodegenMetrics).
+
+    A plan whose generated source was compiled before is served from the code cache and
+    does not count: the number shows whether micro-batches reuse their code.
+    """
+    metrics = getattr(spark.sparkContext._jvm.org.apache.spark.metrics.source, "CodegenMetrics$")
+    return getattr(metrics, "MODULE$").METRIC_COMPILATION_TIME().getCount()

@@ -25,9 +25,10 @@ import re
 
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
+from batch_layer import bronze
 from lk import storage
+from lk.tables import Tables
 from speed_layer.lane import Lane, bump_generation
 
 log = logging.getLogger(__name__)
@@ -54,11 +55,11 @@ def record_versions(
     return versions
 
 
-def recover(spark: SparkSession, lane: Lane, quarantine: str | None = None) -> Lane:
+def recover(spark: SparkSession, lane: Lane, tables: Tables | None = None) -> Lane:
     """Undo an uncommitted micro-batch, if the last run died in one; return the lane to use.
 
-    ``quarantine`` is the shared quarantine table: it is not the lane's to restore, so
-    only the rows the undone attempt appended to it (tagged ``lane.attempt(N)``) go.
+    The shared quarantine (of ``tables``) is not the lane's to restore, so only the rows
+    the undone attempt appended to it (tagged ``lane.attempt(N)``) go.
     The new generation is recorded before the checkpoint forgets ``N``: a crash in
     between re-runs this recovery instead of replaying ``N`` under the old transaction
     ids, which Delta would skip as already written.
@@ -77,10 +78,8 @@ def recover(spark: SparkSession, lane: Lane, quarantine: str | None = None) -> L
                 storage.delete(spark, table)
             else:
                 DeltaTable.forPath(spark, table).restoreToVersion(version)
-        if quarantine is not None and storage.is_delta_table(spark, quarantine):
-            DeltaTable.forPath(spark, quarantine).delete(
-                (F.col("layer") == lane.name) & (F.col("run_id") == lane.attempt(planned))
-            )
+        if tables is not None:
+            bronze.forget_quarantined(spark, tables, lane.name, lane.attempt(planned))
     recovered = bump_generation(spark, lane)
     storage.delete_file(spark, uri)
     storage.delete_file(spark, f"{lane.checkpoint}/offsets/{planned}")

@@ -150,7 +150,7 @@ def run_lane(
     target = end_offsets(settings, settings.kafka.events_topic) if until_caught_up else {}
     batches, rows, last_id = 0, 0, None
     for attempt in range(restarts + 1):
-        lane = recover(spark, lane, Tables.of(settings).quarantine)
+        lane = recover(spark, lane, Tables.of(settings))
         query = start_lane(
             spark, settings, lane, registry, epoch, trigger="0 seconds" if until_caught_up else None
         )

@@ -9,14 +9,10 @@ from pyspark.sql import Row
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
+from lk.spark import codegen_compilations
 from speed_layer.micro_batch import _late_for, parameters, watermark_column
 
 pytestmark = pytest.mark.integration
-
-
-def _compilations(spark) -> int:
-    metrics = getattr(spark.sparkContext._jvm.org.apache.spark.metrics.source, "CodegenMetrics$")
-    return getattr(metrics, "MODULE$").METRIC_COMPILATION_TIME().getCount()
 
 
 def test_parameters_hold_the_batch_id_and_each_watermark(spark):
@@ -36,6 +32,6 @@ def test_a_plan_joined_with_new_parameters_compiles_no_new_code(spark):
         return flagged.where(F.size("late") > 0).count()
 
     assert run(1) == 60
-    before = _compilations(spark)
+    before = codegen_compilations(spark)
     assert [run(batch_id) for batch_id in (2, 3, 4)] == [120, 180, 240]
-    assert _compilations(spark) == before
+    assert codegen_compilations(spark) == before

@@ -40,7 +40,7 @@ def test_recovery_undoes_only_the_crashed_attempts_quarantine_rows(spark, base_s
         tables.quarantine
     )
 
-    recovered = recover(spark, lane, tables.quarantine)
+    recovered = recover(spark, lane, tables)
 
     assert recovered.generation == lane.generation + 1
     assert open_lane(spark, tables, "lambda-speed").generation == recovered.generation
@@ -54,4 +54,4 @@ def test_recovery_undoes_only_the_crashed_attempts_quarantine_rows(spark, base_s
             Row(layer="kappa-v1", run_id=lane.attempt(3)),
         ],
     )
-    assert recover(spark, recovered, tables.quarantine) == recovered, "nothing left to undo"
+    assert recover(spark, recovered, tables) == recovered, "nothing left to undo"
