@@ -6,7 +6,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from views.base import View, ViewContext
-from views.windows import bounds, hopping
+from views.windows import hopping_starts, interval, tumbling
 
 KEY = ("window_start", "event_type")
 
@@ -30,17 +30,31 @@ def _with_counts(state: DataFrame) -> DataFrame:
 
 
 def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
-    """Per 10-minute window sliding by 1 minute x event type: events, exact and HLL users."""
+    """Per 10-minute window sliding by 1 minute x event type: events, exact and HLL users.
+
+    Each event is aggregated once, into its 1-minute pane; each pane then into the ten
+    windows that hold it, with the merge rule (:func:`merge`).
+    """
     settings = ctx.settings
-    window = hopping("event_time", settings.hop_window, settings.hop_slide).alias("window")
-    state = events.groupBy(window, "event_type").agg(
+    panes = events.groupBy(
+        tumbling("event_time", settings.hop_slide).start.alias("pane_start"), "event_type"
+    ).agg(
         F.count("*").alias("events"),
         F.hll_sketch_agg("user_id", settings.hll_lg_k).alias("_users_sketch"),
         F.sort_array(F.collect_set("user_id")).alias("_user_ids"),
     )
-    return _with_counts(
-        state.select(*bounds(), "event_type", "events", "_users_sketch", "_user_ids")
+    in_windows = panes.select(
+        F.explode(hopping_starts("pane_start", settings.hop_window, settings.hop_slide)).alias(
+            "window_start"
+        ),
+        "event_type",
+        "events",
+        "_users_sketch",
+        "_user_ids",
+    ).withColumn(
+        "window_end", F.col("window_start") + F.expr(f"INTERVAL {interval(settings.hop_window)}")
     )
+    return merge(in_windows)
 
 
 def merge(state: DataFrame) -> DataFrame:

@@ -24,6 +24,18 @@ def hopping(time_column: str, size: timedelta, slide: timedelta) -> Column:
     return F.window(time_column, interval(size), interval(slide))
 
 
+def hopping_starts(pane_start: str, size: timedelta, slide: timedelta) -> Column:
+    """Starts of the ``size / slide`` hopping windows that hold the pane at ``pane_start``.
+
+    A hopping window is the union of the ``size / slide`` panes (tumbling windows of
+    ``slide``) it spans, so a windowed aggregate that merges can aggregate each event into
+    its one pane and then each pane into its windows, instead of each event into every
+    window: ``size / slide`` times fewer rows to aggregate.
+    """
+    first = F.col(pane_start) - F.expr(f"INTERVAL {interval(size - slide)}")
+    return F.sequence(first, F.col(pane_start), F.expr(f"INTERVAL {interval(slide)}"))
+
+
 def bounds(window: str = "window") -> list[Column]:
     """``window_start`` and ``window_end`` columns out of a window struct."""
     return [

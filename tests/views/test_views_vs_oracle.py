@@ -38,6 +38,17 @@ def test_view_equals_oracle(workload, name):
     assert_view_matches(view.evaluate(frame, ctx), expected, name)
 
 
+@pytest.mark.parametrize(("size", "slide"), [("6m", "2m"), ("5m", "5m"), ("1h", "15m")])
+def test_hopping_windows_of_other_sizes_equal_the_oracle(workload, size, slide):
+    """Panes of one slide make up every window, whatever the window and the slide."""
+    events, catalog, frame, ctx = workload
+    settings = ViewSettings(hop_window=size, hop_slide=slide)
+    expected = oracle_views(events, catalog, settings)["events_by_type"]
+    view = default_registry().get("events_by_type")
+    actual = view.evaluate(frame, ViewContext(settings, ctx.catalog))
+    assert_view_matches(actual, expected, "events_by_type")
+
+
 @pytest.mark.parametrize("name", default_registry().names())
 def test_merge_of_parts_equals_the_whole(workload, name):
     """The law every layer relies on: merge(compute(a) + compute(b)) == compute(a + b)."""
