@@ -13,7 +13,11 @@ After every micro-batch the JVM is asked for:
 Reported per micro-batch (differences between consecutive readings) and as medians over
 the micro-batches after the first two (warm-up).
 
-Run: ``python -m benchmarks.micro_batch_profile [--events 100000] [--offsets 10000]``.
+With ``--per-write``, the micro-batch's writes run one after another instead of at once,
+each timed: what each Delta write costs on its own (the wall time then is their sum).
+
+Run: ``python -m benchmarks.micro_batch_profile [--events 100000] [--offsets 10000]
+[--per-write]``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +40,7 @@ from infra.topics import ensure_topics
 from lk.spark import build_session, codegen_compilations
 from speed_layer import micro_batch
 from speed_layer.lambda_lane import run_speed
+from views.base import View
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "micro_batch_profile.json"
@@ -50,11 +57,34 @@ def jvm_counters(spark: SparkSession) -> dict[str, int]:
     }
 
 
-def profiled(spark: SparkSession, rows: list[dict[str, Any]]) -> None:
+def write_label(write: partial) -> str:
+    """What one of a micro-batch's writes writes: a view's name, or the table's role."""
+    if write.args and isinstance(write.args[0], View):
+        return write.args[0].name
+    if write.func.__name__ == "_append":
+        return write.args[2]
+    return write.func.__name__.removeprefix("_").removeprefix("write_")
+
+
+def profiled(spark: SparkSession, rows: list[dict[str, Any]], *, per_write: bool) -> None:
     """Record wall time and counter increments of every micro-batch into ``rows``."""
     original = micro_batch.MicroBatchProcessor.__call__
+    original_progress = micro_batch.progress.append
+    writes: dict[str, float] = {}
+
+    def one_by_one(batch_writes: list[Callable[[], None]]) -> None:
+        for write in batch_writes:
+            started = time.perf_counter()
+            write()
+            writes[write_label(write)] = round(time.perf_counter() - started, 2)
+
+    def timed_progress(*args: Any, **kwargs: Any) -> None:
+        started = time.perf_counter()
+        original_progress(*args, **kwargs)
+        writes["progress"] = round(time.perf_counter() - started, 2)
 
     def call(self, batch, batch_id: int) -> None:
+        writes.clear()
         before, started = jvm_counters(spark), time.perf_counter()
         original(self, batch, batch_id)
         after = jvm_counters(spark)
@@ -63,26 +93,38 @@ def profiled(spark: SparkSession, rows: list[dict[str, Any]]) -> None:
                 "batch_id": batch_id,
                 "seconds": round(time.perf_counter() - started, 2),
                 **{key: after[key] - before[key] for key in after},
+                **({"writes": dict(writes)} if per_write else {}),
             }
         )
         print(rows[-1], flush=True)
 
     micro_batch.MicroBatchProcessor.__call__ = call
+    if per_write:
+        micro_batch._all = one_by_one
+        micro_batch.progress.append = timed_progress
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Medians over the micro-batches after the warm-up ones."""
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians over the micro-batches after the warm-up ones (per write, if timed)."""
     steady = rows[WARM_UP:] or rows
     if not steady:
         return {}
     keys = ("seconds", "janino_compilations", "classes_loaded", "jit_ms")
-    return {key: statistics.median(r[key] for r in steady) for key in keys}
+    medians: dict[str, Any] = {key: statistics.median(r[key] for r in steady) for key in keys}
+    labels = sorted({label for r in steady for label in r.get("writes", {})})
+    if labels:
+        medians["writes"] = {
+            label: statistics.median(r["writes"][label] for r in steady if label in r["writes"])
+            for label in labels
+        }
+    return medians
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--offsets", type=int, default=10_000, help="offsets per micro-batch")
+    parser.add_argument("--per-write", action="store_true", help="time each write alone")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     with (
@@ -102,7 +144,7 @@ def main() -> None:
         ensure_topics(settings)
         load_topic(spark, settings, records_file(spec_for(args.events)))
         rows: list[dict[str, Any]] = []
-        profiled(spark, rows)
+        profiled(spark, rows, per_write=args.per_write)
         started = time.perf_counter()
         run_speed(spark, settings, until_caught_up=True)
         report = {
@@ -110,6 +152,7 @@ def main() -> None:
             "machine": info,
             "events": args.events,
             "max_offsets_per_trigger": args.offsets,
+            "writes": "one by one, each timed" if args.per_write else "at once",
             "seconds": round(time.perf_counter() - started, 1),
             "codegen_cache_max_entries": spark.conf.get("spark.sql.codegen.cache.maxEntries"),
             "median_after_warm_up": summary(rows),
