@@ -9,7 +9,8 @@ same steady producer (``--rate`` events/s for ``--seconds``):
   became visible over HTTP.
 * ``floor`` - the least any Spark + Delta speed layer pays on this machine: one bare
   Structured Streaming query (same Kafka source, same decode, same default trigger) that
-  appends the decoded events to one Delta table, in this process. A probe is visible
+  appends the decoded events to one Delta table, in this process, idempotently
+  (``txnAppId``/``txnVersion``, as exactly-once requires). A probe is visible
   when the micro-batch that carries it has committed (no serving refresh, no views).
 
 Reported per contender: p50/p95/p99 of (visible - acknowledged by Kafka) and the median
