@@ -111,7 +111,7 @@ def wait_until(condition: Callable[[], bool], seconds: float = 300) -> None:
         time.sleep(1)
 
 
-def run_lk(settings: Settings, args: argparse.Namespace, tmp: str) -> dict[str, Any]:
+def run_lk(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
     """``lk speed`` + ``lk serve``; a probe is visible when the HTTP API returns its cart line."""
     port = free_port()
     env = {
@@ -119,7 +119,7 @@ def run_lk(settings: Settings, args: argparse.Namespace, tmp: str) -> dict[str, 
         "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
         "LK_KAFKA__EVENTS_TOPIC": settings.kafka.events_topic,
         "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
-        "LK_STORAGE__ROOT": f"{tmp}/lk-data",
+        "LK_STORAGE__ROOT": settings.storage.root,
         "LK_SERVING__PORT": str(port),
         "LK_SERVING__REFRESH_INTERVAL": "250ms",
     }
@@ -189,9 +189,8 @@ def run_lk(settings: Settings, args: argparse.Namespace, tmp: str) -> dict[str, 
     return report
 
 
-def run_floor(settings: Settings, args: argparse.Namespace, tmp: str) -> dict[str, Any]:
+def run_floor(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
     """A bare query: Kafka -> decode -> append to one Delta table; visible once committed."""
-    settings = isolated(settings, "floor", Path(tmp))
     spark = build_session(settings, app_name="lk-freshness-floor")
     table = f"{settings.storage.uri()}/floor_events"
     acked: dict[int, float] = {}
@@ -282,7 +281,7 @@ def main() -> None:
         for name in args.contenders:
             settings = isolated(base, name, Path(tmp))
             ensure_topics(settings)
-            results[name] = CONTENDERS[name](settings, args, tmp)
+            results[name] = CONTENDERS[name](settings, args)
             print(name, json.dumps(results[name]), flush=True)
     report: dict[str, Any] = {
         "benchmark": "freshness",

@@ -62,7 +62,8 @@ def main() -> None:
         bronze = spark.read.format("delta").load(Tables.of(settings).bronze).persist()
         catalog_ends = end_offsets(settings, settings.kafka.catalog_topic)
         catalog = read_catalog(spark, settings, catalog_ends).persist()
-        bronze.count(), catalog.count()
+        bronze.count()
+        catalog.count()
         ctx = ViewContext(settings.views, catalog)
         rounds = []
         for _ in range(args.rounds):

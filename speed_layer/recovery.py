@@ -55,7 +55,7 @@ def record_versions(
     return versions
 
 
-def recover(spark: SparkSession, lane: Lane, tables: Tables | None = None) -> Lane:
+def recover(spark: SparkSession, lane: Lane, tables: Tables) -> Lane:
     """Undo an uncommitted micro-batch, if the last run died in one; return the lane to use.
 
     The shared quarantine (of ``tables``) is not the lane's to restore, so only the rows
@@ -78,8 +78,7 @@ def recover(spark: SparkSession, lane: Lane, tables: Tables | None = None) -> La
                 storage.delete(spark, table)
             else:
                 DeltaTable.forPath(spark, table).restoreToVersion(version)
-        if tables is not None:
-            bronze.forget_quarantined(spark, tables, lane.name, lane.attempt(planned))
+        bronze.forget_quarantined(spark, tables, lane.name, lane.attempt(planned))
     recovered = bump_generation(spark, lane)
     storage.delete_file(spark, uri)
     storage.delete_file(spark, f"{lane.checkpoint}/offsets/{planned}")

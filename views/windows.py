@@ -19,11 +19,6 @@ def tumbling(time_column: str, size: timedelta) -> Column:
     return F.window(time_column, interval(size))
 
 
-def hopping(time_column: str, size: timedelta, slide: timedelta) -> Column:
-    """Hopping window struct: every event lands in ``size / slide`` windows."""
-    return F.window(time_column, interval(size), interval(slide))
-
-
 def hopping_starts(pane_start: str, size: timedelta, slide: timedelta) -> Column:
     """Starts of the ``size / slide`` hopping windows that hold the pane at ``pane_start``.
 
