@@ -19,6 +19,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    SecretStr,
     ValidationError,
     field_validator,
 )
@@ -183,6 +184,57 @@ class ServingSettings(_Section):
     refresh_interval: Duration = timedelta(seconds=2)
 
 
+class QualitySettings(_Section):
+    """Thresholds of the batch layer's Great Expectations checks that are a matter of policy."""
+
+    max_quarantined_fraction: float = Field(
+        1.0,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "share of the records a batch run lands that may be malformed (quarantined) "
+            "before the run is refused; 1.0 accepts any share"
+        ),
+    )
+
+
+class WatchdogSettings(_Section):
+    """What ``speed_layer_watchdog`` tolerates from the long-running ``lk speed``."""
+
+    home: Path = Path(".lk/speed")
+    max_lag: int = Field(
+        100_000, ge=0, description="consumer lag (offsets) the streaming job may fall behind"
+    )
+    lag_grace: Duration = timedelta(seconds=60)
+    heartbeat_timeout: Duration = timedelta(minutes=5)
+
+
+def _default_dags_folder() -> Path:
+    return Path(__file__).resolve().parents[1] / "dags"
+
+
+class AirflowSettings(_Section):
+    """The local Airflow 3 that ``lk airflow up`` runs: where, on which ports, which DAGs."""
+
+    home: Path = Path(".lk/airflow")
+    dags_folder: Path = Field(default_factory=_default_dags_folder)
+    port: int = Field(8080, ge=1, le=65535)
+    worker_log_port: int = Field(8793, ge=1, le=65535)
+    trigger_log_port: int = Field(8794, ge=1, le=65535)
+    user: str = "admin"
+    password: SecretStr | None = Field(
+        None, description="the UI/API password; generated once into the home if unset"
+    )
+    start_timeout_s: float = Field(240.0, gt=0)
+    nightly_schedule: str | None = "@daily"
+    watchdog_schedule: str | None = "*/5 * * * *"
+
+    @field_validator("nightly_schedule", "watchdog_schedule", mode="before")
+    @classmethod
+    def _none_means_manual(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and value.lower() in ("", "none", "manual") else value
+
+
 class Settings(BaseSettings):
     """Everything the platform reads at start; ``mode`` picks the wiring."""
 
@@ -198,6 +250,9 @@ class Settings(BaseSettings):
     stream: StreamSettings = StreamSettings()
     views: ViewSettings = ViewSettings()
     serving: ServingSettings = ServingSettings()
+    quality: QualitySettings = QualitySettings()
+    watchdog: WatchdogSettings = WatchdogSettings()
+    airflow: AirflowSettings = AirflowSettings()
 
     @classmethod
     def settings_customise_sources(

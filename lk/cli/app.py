@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from lk.cli import infra, kappa
+from lk.cli import airflow, infra, kappa
 from lk.cli.batch import batch_command
 from lk.cli.produce import produce_command
 from lk.cli.query import query_command
@@ -25,6 +25,7 @@ app.command("serve")(serve_command)
 app.command("speed")(speed_command)
 app.command("status")(status_command)
 app.add_typer(kappa.app, name="kappa")
+app.add_typer(airflow.app, name="airflow")
 
 
 def main() -> None:
