@@ -1,8 +1,9 @@
 """The nightly batch run: freeze a cutoff, land the log, recompute every view, check, publish.
 
-``run_batch`` is what ``lk batch`` and the Airflow DAG call. It never modifies a
-published view: each run writes its own folder and becomes visible only through the one
-atomic append to the runs log, after every quality check has passed.
+``run_batch`` is what ``lk batch`` calls; the Airflow DAG calls its three steps
+(``compute_run``, ``validate_run``, ``publish_run``) as separate tasks. It never modifies
+a published view: each run writes its own folder and becomes visible only through the
+one atomic append to the runs log, after every quality check has passed.
 """
 
 from __future__ import annotations
@@ -88,7 +89,37 @@ BRONZE_CHECKS = TableChecks(
 )
 
 
-def run_batch(
+def quarantine_checks(settings: Settings) -> TableChecks | None:
+    """At most ``quality.max_quarantined_fraction`` of the records the run landed are malformed.
+
+    The decoder quarantines every malformed record, so no view ever sees one; what a
+    check can still catch is a producer gone bad (a share of junk far above normal),
+    which should stop the publication rather than quietly shrink the views.
+    """
+    fraction = settings.quality.max_quarantined_fraction
+    if fraction >= 1.0:
+        return None
+    return TableChecks(table="landed_records", null_at_least={"reason": 1.0 - fraction})
+
+
+def landed_records(spark: SparkSession, tables: Tables, run_id: str) -> DataFrame:
+    """One row per record run ``run_id`` landed: ``reason`` null for events, set for junk."""
+    good = (
+        spark.read.format("delta")
+        .load(tables.bronze)
+        .where(F.col("run_id") == run_id)
+        .select(F.lit(None).cast("string").alias("reason"))
+    )
+    bad = (
+        spark.read.format("delta")
+        .load(tables.quarantine)
+        .where((F.col("layer") == "batch") & (F.col("run_id") == run_id))
+        .select("reason")
+    )
+    return good.unionByName(bad)
+
+
+def compute_run(
     spark: SparkSession,
     settings: Settings,
     registry: ViewRegistry | None = None,
@@ -96,18 +127,14 @@ def run_batch(
     force: bool = False,
     on_view: Callable[[str], None] | None = None,
 ) -> BatchResult:
-    """Recompute every registered view over the whole log up to a frozen cutoff.
+    """Freeze a cutoff, land the log up to it, write every view into the run's own folder.
 
-    Args:
-        spark: the session to run on.
-        settings: platform settings.
-        registry: views to compute (the built-in ones by default).
-        force: recompute even when the log has not moved since the last published run.
-        on_view: called after each view is written (progress reporting, fault injection).
+    The run is recorded as ``computed``: readers still follow the previous published
+    run, so nothing is visible until :func:`validate_run` and :func:`publish_run` pass.
 
-    Raises:
-        QualityError: a check failed; the run is recorded as failed and the previously
-            published views stay published.
+    Returns:
+        The computed run, or the latest published one with ``skipped`` when the log has
+        not moved since it (and ``force`` is off).
     """
     registry = registry or default_registry()
     tables = Tables.of(settings)
@@ -143,13 +170,9 @@ def run_batch(
     events = bronze_events(spark, tables, cutoff).persist()
     try:
         ctx = ViewContext(settings.views, read_catalog(spark, settings, catalog_cutoff).persist())
-        reports = [run_checks(events, BRONZE_CHECKS)]
         for view in registry:
             path = tables.batch_view(run.run_id, view.name)
             view.compute(events, ctx).write.format("delta").mode("overwrite").save(path)
-            presented = view.present(spark.read.format("delta").load(path)).persist()
-            reports.append(run_checks(presented, view_checks(view, presented, events, ctx)))
-            presented.unpersist()
             if on_view:
                 on_view(view.name)
         bronze_rows = events.count()
@@ -158,24 +181,93 @@ def run_batch(
     quarantined_rows = spark.read.format("delta").load(tables.quarantine).count()
     run = replace(
         run,
+        status="computed",
         finished_at=datetime.now(UTC).replace(tzinfo=None),
         bronze_rows=bronze_rows,
         quarantined_rows=quarantined_rows,
         views=registry.names(),
+        detail=f"landed {landing.landed} events, quarantined {landing.quarantined}",
     )
+    runs.record(spark, tables, run)
+    return BatchResult(run=run, skipped=False)
+
+
+def validate_run(
+    spark: SparkSession, settings: Settings, run: BatchRun, registry: ViewRegistry | None = None
+) -> tuple[CheckReport, ...]:
+    """Check bronze, the records the run landed and every view of a computed run with GX.
+
+    Raises:
+        QualityError: a check failed; the run is recorded as ``failed`` (never published)
+            and the previously published views stay published.
+    """
+    registry = registry or default_registry()
+    tables = Tables.of(settings)
+    events = bronze_events(spark, tables, run.cutoff).persist()
+    try:
+        ctx = ViewContext(settings.views)
+        reports = [run_checks(events, BRONZE_CHECKS)]
+        if (landed := quarantine_checks(settings)) is not None:
+            reports.append(run_checks(landed_records(spark, tables, run.run_id), landed))
+        for view in registry:
+            if view.name not in run.views:
+                continue
+            state = spark.read.format("delta").load(tables.batch_view(run.run_id, view.name))
+            presented = view.present(state).persist()
+            reports.append(run_checks(presented, view_checks(view, presented, events, ctx)))
+            presented.unpersist()
+    finally:
+        events.unpersist()
     try:
         require(reports)
     except QualityError as err:
         runs.record(spark, tables, replace(run, status="failed", detail=str(err)))
         raise
-    run = replace(
-        run,
-        status="published",
-        detail=f"landed {landing.landed} events, quarantined {landing.quarantined}",
-    )
-    runs.record(spark, tables, run)
+    return tuple(reports)
+
+
+def publish_run(spark: SparkSession, settings: Settings, run: BatchRun) -> BatchRun:
+    """Make a validated run the one readers follow: one append to the runs log.
+
+    Older runs' folders are deleted afterwards, keeping the newest ``KEEP_RUNS``.
+    """
+    tables = Tables.of(settings)
+    published = replace(run, status="published")
+    runs.record(spark, tables, published)
     _drop_old_runs(spark, tables)
-    return BatchResult(run=run, skipped=False, checks=tuple(reports))
+    return published
+
+
+def run_batch(
+    spark: SparkSession,
+    settings: Settings,
+    registry: ViewRegistry | None = None,
+    *,
+    force: bool = False,
+    on_view: Callable[[str], None] | None = None,
+) -> BatchResult:
+    """Recompute every registered view over the whole log up to a frozen cutoff.
+
+    :func:`compute_run`, :func:`validate_run` and :func:`publish_run` in one call (the
+    Airflow DAG runs them as three tasks, so the validation gate is visible).
+
+    Args:
+        spark: the session to run on.
+        settings: platform settings.
+        registry: views to compute (the built-in ones by default).
+        force: recompute even when the log has not moved since the last published run.
+        on_view: called after each view is written (progress reporting, fault injection).
+
+    Raises:
+        QualityError: a check failed; the run is recorded as failed and the previously
+            published views stay published.
+    """
+    registry = registry or default_registry()
+    computed = compute_run(spark, settings, registry, force=force, on_view=on_view)
+    if computed.skipped:
+        return computed
+    checks = validate_run(spark, settings, computed.run, registry)
+    return BatchResult(run=publish_run(spark, settings, computed.run), skipped=False, checks=checks)
 
 
 def _drop_old_runs(spark: SparkSession, tables: Tables) -> None:

@@ -156,7 +156,9 @@ def airflow_env(settings: Settings) -> dict[str, str]:
     paths = _paths(settings)
     keys = _secrets(paths)
     base = url(settings)
-    env = dict(os.environ)
+    # Inherited AIRFLOW* variables are dropped (a shell's or a test's Airflow setup,
+    # e.g. unit-test mode, must not leak in): this Airflow is configured from lk's settings.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
     if (config := config_path()) is not None:
         env["LK_CONFIG"] = str(config.resolve())
     env.update(

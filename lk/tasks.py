@@ -1,51 +1,470 @@
 """Entry points shared by Airflow tasks: load settings, build the session, call the layer.
 
-Each returns plain JSON-ready data (Airflow keeps it as the task's XCom).
+Each returns plain JSON-ready data (Airflow keeps it as the task's XCom). The DAG files
+stay thin: they import this module inside their tasks, so parsing a DAG file never
+imports Spark, Kafka clients or Great Expectations.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from lk.config import load_settings
+from lk.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from batch_layer.runs import BatchRun
+
+log = logging.getLogger(__name__)
+
+#: The Airflow asset a published batch run updates (downstream DAGs may schedule on it).
+BATCH_VIEWS_ASSET = "lk://lambda/batch_views"
+#: The detached process name of a Kappa replay of version ``n`` (see ``lk.detached``).
+KAPPA_BUILD = "kappa-build-v{version}"
+
+
+def _session(settings: Settings, name: str) -> SparkSession:
+    from lk.spark import build_session
+
+    return build_session(settings, app_name=f"lk-airflow-{name}")
+
+
+def mode_gate(dag_id: str) -> dict[str, str]:
+    """Skip the DAG (this task and, by trigger rule, everything after it) in the other mode.
+
+    Raises:
+        AirflowSkipException: ``dag_id`` belongs to the design ``mode`` does not run.
+    """
+    from lk.wiring import dag_skip_reason
+
+    settings = load_settings()
+    reason = dag_skip_reason(dag_id, settings)
+    if reason is not None:
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        log.info("%s", reason)
+        raise AirflowSkipException(reason)
+    log.info("%s runs: mode is %r", dag_id, settings.mode)
+    return {"mode": settings.mode}
+
+
+def broker_health() -> dict[str, Any]:
+    """The broker answers and both topics exist with their partitions and end offsets.
+
+    Raises:
+        RuntimeError: a topic is missing (the broker not answering raises the client's error).
+    """
+    from infra.topics import end_offsets
+
+    settings = load_settings()
+    found: dict[str, Any] = {}
+    for topic in (settings.kafka.events_topic, settings.kafka.catalog_topic):
+        ends = end_offsets(settings, topic)
+        if not ends:
+            where = settings.kafka.bootstrap_servers
+            raise RuntimeError(f"topic {topic!r} does not exist on {where}")
+        found[topic] = {"partitions": len(ends), "end_offsets": ends}
+    return {"bootstrap_servers": settings.kafka.bootstrap_servers, "topics": found}
 
 
 def batch_run(force: bool = False) -> dict[str, Any]:
-    """One Lambda batch run (the function ``lk batch`` calls)."""
+    """One Lambda batch run in one call (the function ``lk batch`` calls)."""
     from batch_layer.job import run_batch
-    from lk.spark import build_session
 
     settings = load_settings()
-    result = run_batch(build_session(settings, app_name="lk-airflow-batch"), settings, force=force)
+    result = run_batch(_session(settings, "batch"), settings, force=force)
     return {**result.run.as_dict(), "skipped": result.skipped}
 
 
+def batch_compute(force: bool = False) -> dict[str, Any]:
+    """Freeze a cutoff, land the log and write every view of a new, unpublished run."""
+    from batch_layer.job import compute_run
+
+    settings = load_settings()
+    result = compute_run(_session(settings, "batch-compute"), settings, force=force)
+    return {**result.run.as_dict(), "skipped": result.skipped}
+
+
+def _computed_run(spark: SparkSession, settings: Settings, run_id: str) -> BatchRun:
+    from batch_layer import runs
+    from lk.tables import Tables
+
+    rows = [r for r in runs.history(spark, Tables.of(settings)) if r.run_id == run_id]
+    computed = [r for r in rows if r.status == "computed"]
+    if not computed:
+        raise RuntimeError(f"batch run {run_id} has no computed row in the runs log")
+    if any(r.status != "computed" for r in rows):
+        raise RuntimeError(f"batch run {run_id} is {rows[-1].status} already")
+    return computed[-1]
+
+
+def batch_validate(run: dict[str, Any]) -> dict[str, Any]:
+    """Great Expectations over bronze, the landed records and every view of the run.
+
+    Raises:
+        QualityError: a check failed; the run is recorded ``failed`` and never published.
+    """
+    from batch_layer.job import validate_run
+
+    if run["skipped"]:
+        return {"run_id": run["run_id"], "skipped": True, "checks": {}}
+    settings = load_settings()
+    spark = _session(settings, "batch-validate")
+    reports = validate_run(spark, settings, _computed_run(spark, settings, run["run_id"]))
+    return {
+        "run_id": run["run_id"],
+        "skipped": False,
+        "checks": {r.table: f"{r.evaluated} expectations passed" for r in reports},
+    }
+
+
+def batch_publish(validated: dict[str, Any]) -> dict[str, Any]:
+    """Publish a validated run: one append to the runs log; readers switch to it."""
+    from batch_layer.job import publish_run
+
+    if validated["skipped"]:
+        return {"run_id": validated["run_id"], "published": False, "detail": "log unchanged"}
+    settings = load_settings()
+    spark = _session(settings, "batch-publish")
+    run = publish_run(spark, settings, _computed_run(spark, settings, validated["run_id"]))
+    return {**run.as_dict(), "published": True}
+
+
 def speed_catch_up() -> dict[str, Any]:
-    """Run the mode's streaming job until it has processed the log end (``lk speed``)."""
-    from lk.spark import build_session
+    """Run the mode's streaming job until it has processed the log end (``lk speed``).
+
+    Skipped (with the reason) while a long-running ``lk speed`` holds the lane: two
+    queries on one checkpoint would race, and that one catches up by itself.
+    """
+    from lk import detached
+    from lk.cli.speed import SPEED_PROCESS
     from lk.wiring import run_streaming
 
     settings = load_settings()
-    run = run_streaming(
-        build_session(settings, app_name="lk-airflow-speed"), settings, until_caught_up=True
-    )
+    if (pid := detached.running(settings, SPEED_PROCESS)) is not None:
+        log.info("lk speed runs (pid %s): it moves onto the new batch run by itself", pid)
+        return {"lane": None, "micro_batches": 0, "seconds": 0.0, "long_running_pid": pid}
+    run = run_streaming(_session(settings, "speed"), settings, until_caught_up=True)
     return {"lane": run.lane, "micro_batches": run.micro_batches, "seconds": run.seconds}
+
+
+def status() -> dict[str, Any]:
+    """The platform status (``lk status --json``)."""
+    from lk.status import platform_status
+
+    settings = load_settings()
+    current = platform_status(_session(settings, "status"), settings)
+    return json.loads(json.dumps(current, default=str))
+
+
+# --- the speed-layer watchdog -------------------------------------------------------------
+
+
+def _lane_lag(settings: Settings) -> dict[str, Any]:
+    """Consumer lag of the mode's streaming lane and the age of its last micro-batch."""
+    from lk.status import platform_status
+
+    lane = platform_status(_session(settings, "watchdog"), settings).get("streaming") or {}
+    return json.loads(json.dumps(lane, default=str))
+
+
+def speed_ensure_running() -> dict[str, Any]:
+    """Start ``lk speed`` detached unless a live one holds its PID file."""
+    from lk import detached
+    from lk.cli.speed import SPEED_PROCESS
+
+    settings = load_settings()
+    if (pid := detached.running(settings, SPEED_PROCESS)) is not None:
+        log.info("lk speed is alive (pid %s)", pid)
+        return {"pid": pid, "started": False}
+    pid = detached.start(settings, SPEED_PROCESS, ["speed"])
+    log.warning("lk speed was not running: started it detached (pid %s)", pid)
+    return {"pid": pid, "started": True}
+
+
+def speed_lag_check(process: dict[str, Any]) -> dict[str, Any]:
+    """Consumer lag under ``watchdog.max_lag``, or it stays over it for ``watchdog.lag_grace``.
+
+    A process the watchdog just started is given the grace period to catch up; one whose
+    lag stays over the threshold fails the task with the figures.
+
+    Raises:
+        RuntimeError: the lag stayed over the threshold, or ``lk speed`` died meanwhile.
+    """
+    from lk import detached
+    from lk.cli.speed import SPEED_PROCESS
+
+    settings = load_settings()
+    limit = settings.watchdog.max_lag
+    deadline = time.monotonic() + settings.watchdog.lag_grace.total_seconds()
+    samples = []
+    while True:
+        lane = _lane_lag(settings)
+        lag = lane.get("total_lag")
+        samples.append(lag)
+        per_partition = lane.get("consumer_lag")
+        log.info("lane %s: lag %s (limit %s) %s", lane.get("lane"), lag, limit, per_partition)
+        if lag is not None and lag <= limit:
+            return {
+                "lane": lane.get("lane"),
+                "total_lag": lag,
+                "consumer_lag": per_partition,
+                **process,
+            }
+        if detached.running(settings, SPEED_PROCESS) is None:
+            raise RuntimeError(
+                f"lk speed died (lag {lag}):\n{detached.output_tail(settings, SPEED_PROCESS)}"
+            )
+        if time.monotonic() >= deadline:
+            raise RuntimeError(
+                f"consumer lag of {lane.get('lane')} stayed over {limit} offsets for "
+                f"{settings.watchdog.lag_grace}: samples {samples}, per partition "
+                f"{per_partition}, processed {lane.get('processed_rows_per_second')} rows/s"
+            )
+        time.sleep(10)
+
+
+# --- Kappa reprocessing in steps ------------------------------------------------------------
+
+
+def kappa_preflight() -> dict[str, Any]:
+    """The retained log is complete (starts at offset 0); the versions and the log end.
+
+    Raises:
+        TruncatedLogError: retention or a delete removed history.
+    """
+    from kappa.reprocess import check_log_complete
+    from kappa.versions import existing_versions, serving_version
+    from lk.tables import Tables
+
+    settings = load_settings()
+    target = check_log_complete(settings)
+    spark = _session(settings, "kappa-preflight")
+    tables = Tables.of(settings)
+    return {
+        "target": {str(p): o for p, o in target.items()},
+        "offsets": sum(target.values()),
+        "serving": serving_version(spark, tables),
+        "versions": existing_versions(spark, tables),
+    }
+
+
+def kappa_new_version(preflight: dict[str, Any], views: dict[str, Any] | None) -> dict[str, Any]:
+    """Create version n+1 and start its replay from offset 0 (a detached ``lk kappa build``).
+
+    The version freezes the configured view settings with ``views`` (the DAG's parameter)
+    applied on top: that is how a logic change reaches a new version.
+    """
+    from kappa.versions import open_version
+    from lk import detached
+
+    settings = load_settings()
+    if views:
+        settings = settings.model_copy(
+            update={
+                "views": type(settings.views).model_validate(settings.views.model_dump() | views)
+            }
+        )
+    version = max(preflight["versions"], default=0) + 1
+    lane = open_version(_session(settings, "kappa-new"), settings, version)
+    name = KAPPA_BUILD.format(version=version)
+    pid = detached.start(settings, name, ["kappa", "build", str(version)])
+    log.info("v%s replays from offset 0 (pid %s), view settings %s", version, pid, lane.views)
+    frozen = json.loads(json.dumps(lane.views, default=str))
+    return {"version": version, "pid": pid, "view_settings": frozen}
+
+
+def _metrics_offsets(settings: Settings, version: int) -> dict[int, int] | None:
+    """End offsets of the version's last micro-batch, from the lane's ``_metrics.json``.
+
+    Read as a plain file when storage is local, so a sensor poke needs no Spark session.
+    """
+    from kappa.versions import lane_name
+    from lk.tables import Tables
+    from speed_layer.lane import lane_root
+
+    root = lane_root(Tables.of(settings), lane_name(version))
+    if root.startswith("file:"):
+        path = Path(root.removeprefix("file:")) / "_metrics.json"
+        if not path.exists():
+            return None
+        ends = json.loads(path.read_text()).get("end_offsets") or {}
+    else:
+        from lk import storage
+
+        spark = _session(settings, "kappa-sensor")
+        if not storage.exists(spark, f"{root}/_metrics.json"):
+            return None
+        text = storage.read_text(spark, f"{root}/_metrics.json")
+        ends = json.loads(text).get("end_offsets") or {}
+    topic = next(iter(ends.values()), {})
+    return {int(p): int(o) for p, o in topic.items()}
+
+
+def kappa_caught_up(preflight: dict[str, Any], built: dict[str, Any]) -> bool:
+    """Sensor poke: has the new version reached the log end measured at preflight?
+
+    Raises:
+        RuntimeError: the replay process exited before reaching it.
+    """
+    from lk import detached
+
+    settings = load_settings()
+    version = built["version"]
+    target = {int(p): o for p, o in preflight["target"].items()}
+    reached = _metrics_offsets(settings, version) or {}
+    done = all(reached.get(p, 0) >= o for p, o in target.items() if o > 0)
+    name = KAPPA_BUILD.format(version=version)
+    log.info("v%s reached %s of %s", version, reached, target)
+    if not done and detached.running(settings, name) is None:
+        tail = detached.output_tail(settings, name)
+        raise RuntimeError(f"the replay of v{version} exited early:\n{tail}")
+    return done
+
+
+def kappa_validate(built: dict[str, Any]) -> dict[str, Any]:
+    """Great Expectations over every view of the new version (keys, non-negative columns).
+
+    Raises:
+        QualityError: a check failed; the switch does not happen, the old version serves.
+    """
+    from kappa.versions import EPOCH, open_version
+    from quality.checks import TableChecks, require, run_checks
+    from views.registry import default_registry
+
+    settings = load_settings()
+    spark = _session(settings, "kappa-validate")
+    lane = open_version(spark, settings, built["version"])
+    reports = []
+    for view in default_registry():
+        presented = view.serve(spark.read.format("delta").load(lane.state(EPOCH, view.name)))
+        checks = TableChecks(
+            table=view.name, not_null=view.key, unique_key=view.key, non_negative=view.non_negative
+        )
+        reports.append(run_checks(presented, checks))
+    require(reports)
+    return {r.table: f"{r.evaluated} expectations passed" for r in reports}
+
+
+def kappa_switch(preflight: dict[str, Any], built: dict[str, Any]) -> dict[str, Any]:
+    """Save the v-old/v-new diff, point readers at the new version; the old one stays."""
+    from kappa.reprocess import diff_versions
+    from kappa.versions import point_to
+    from lk import storage
+    from lk.tables import Tables
+
+    settings = load_settings()
+    spark = _session(settings, "kappa-switch")
+    tables = Tables.of(settings)
+    version, previous = built["version"], preflight["serving"]
+    diff = diff_versions(spark, settings, previous, version) if previous else {}
+    if diff:
+        path = tables.path("kappa", "diffs", f"v{previous}_v{version}.json")
+        storage.write_text(spark, path, json.dumps(diff, indent=2))
+    note = f"replayed {preflight['offsets']} offsets; previous v{previous}" if previous else "first"
+    point_to(spark, tables, version, "publish", note=note)
+    rollback = f"`lk kappa rollback` returns to v{previous}" if previous else "no earlier version"
+    return {"version": version, "previous": previous, "diff": diff, "rollback": rollback}
 
 
 def kappa_reprocess() -> dict[str, Any]:
     """Replay the log into a new Kappa version and switch readers (``lk kappa reprocess``)."""
     from kappa.reprocess import reprocess
-    from lk.spark import build_session
 
     settings = load_settings()
-    result = reprocess(build_session(settings, app_name="lk-airflow-kappa"), settings)
+    result = reprocess(_session(settings, "kappa"), settings)
     return {"version": result.version, "previous": result.previous, "diff": result.diff}
 
 
-def status() -> dict[str, Any]:
-    """The platform status (``lk status --json``)."""
-    from lk.spark import build_session
-    from lk.status import platform_status
+# --- comparing the designs ----------------------------------------------------------------
+
+
+def _consume_all(settings: Settings, topic: str) -> list:
+    """Every record of ``topic`` from its start to its current end (what the oracle reads)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    import oracle
+
+    consumer = KafkaConsumer(
+        bootstrap_servers=settings.kafka.bootstrap_servers, enable_auto_commit=False
+    )
+    try:
+        partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+        consumer.assign(partitions)
+        consumer.seek_to_beginning()
+        end = consumer.end_offsets(partitions)
+        records = []
+        while any(consumer.position(tp) < end[tp] for tp in partitions):
+            for batch in consumer.poll(timeout_ms=1_000).values():
+                records += [oracle.RawRecord(m.partition, m.offset, m.key, m.value) for m in batch]
+        return sorted(records, key=lambda r: (r.partition, r.offset))
+    finally:
+        consumer.close()
+
+
+def _canonical(row: dict, skip: set[str]) -> str:
+    return json.dumps({k: str(v) for k, v in sorted(row.items()) if k not in skip})
+
+
+def compare_with_oracle(design: str) -> dict[str, Any]:
+    """Per view, the rows ``design`` serves against the oracle's over the whole log.
+
+    ``lk compare`` does not exist yet; this is the two designs' oracle check, reported
+    rather than asserted: a Kappa view legitimately lacks events later than its allowed
+    lateness, and a Lambda view holds provisional speed rows until the next batch.
+    """
+    import oracle
+    from lk.wiring import serving_source
+    from serving_layer.read import serving_state
+    from serving_layer.source import ViewNotReadyError
+    from views.registry import default_registry
+
+    settings = load_settings(mode=design)
+    spark = _session(settings, f"compare-{design}")
+    try:
+        source = serving_source(spark, settings)
+    except ViewNotReadyError as err:
+        return {"design": design, "serving": None, "detail": str(err)}
+    events = _consume_all(settings, settings.kafka.events_topic)
+    catalog = _consume_all(settings, settings.kafka.catalog_topic)
+    decoded, _ = oracle.decode(events)
+    expected = oracle.compute_views(
+        oracle.dedup(decoded), oracle.catalog_state(catalog), settings.views
+    )
+    report: dict[str, Any] = {"design": design, "serving": source.description, "views": {}}
+    for view in default_registry():
+        try:
+            served = view.serve(serving_state(spark, settings, view, source))
+        except ViewNotReadyError as err:
+            report["views"][view.name] = {"detail": str(err)}
+            continue
+        skip = {"distinct_users_approx"}
+        got = {_canonical(r.asDict(), skip) for r in served.collect()}
+        want = {_canonical(r, skip) for r in expected[view.name]}
+        report["views"][view.name] = {
+            "rows_served": len(got),
+            "rows_oracle": len(want),
+            "equal": len(got & want),
+            "only_served": len(got - want),
+            "only_oracle": len(want - got),
+        }
+    return report
+
+
+def publish_comparison(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Write the comparison next to the data (``<storage root>/reports/``); return its path."""
+    from datetime import UTC, datetime
+
+    from lk import storage
+    from lk.tables import Tables
 
     settings = load_settings()
-    return platform_status(build_session(settings, app_name="lk-airflow-status"), settings)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    path = Tables.of(settings).path("reports", f"compare_{stamp}.json")
+    storage.write_text(_session(settings, "compare-report"), path, json.dumps(reports, indent=2))
+    return {"report": path, "designs": {r["design"]: r.get("serving") for r in reports}}

@@ -76,3 +76,27 @@ def run_streaming(
     return run_speed(
         spark, settings, registry, until_caught_up=until_caught_up, on_progress=on_progress
     )
+
+
+#: The design each Airflow DAG operates; ``None``: it serves whichever design ``mode`` picks.
+DAG_DESIGNS: dict[str, str | None] = {
+    "lambda_nightly": "lambda",
+    "kappa_reprocess": "kappa",
+    "speed_layer_watchdog": None,
+    "compare_architectures": None,
+}
+
+
+def dag_skip_reason(dag_id: str, settings: Settings) -> str | None:
+    """Why ``dag_id`` has nothing to do under the configured ``mode`` (None: it runs).
+
+    One config value switches what Airflow operates: the other design's DAGs skip
+    (a skip, not a failure, so a mode switch does not page anyone).
+    """
+    design = DAG_DESIGNS[dag_id]
+    if design is None or design == settings.mode:
+        return None
+    return (
+        f"{dag_id} operates the {design} design, but mode is {settings.mode!r} "
+        "(lk.yaml `mode` / LK_MODE): skipping"
+    )

@@ -155,6 +155,9 @@ class TableChecks:
         column_sums: Exact expected sum per column.
         row_count: Exact expected number of rows, or None to skip.
         allowed_values: Per column, the only values allowed (nulls ignored).
+        null_at_least: Per column, the smallest share of rows (0..1) that must be null:
+            GX's ``mostly`` on ``expect_column_values_to_be_null``, for a column that
+            marks exceptions (a quarantine reason) which a few rows may carry.
     """
 
     table: str
@@ -164,6 +167,7 @@ class TableChecks:
     column_sums: Mapping[str, int | Decimal] = field(default_factory=dict, hash=False)
     row_count: int | None = None
     allowed_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    null_at_least: Mapping[str, float] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if not self.table:
@@ -180,7 +184,12 @@ class TableChecks:
             column: _freeze_names(values, f"allowed_values[{column!r}]")
             for column, values in self.allowed_values.items()
         }
+        shares = dict(self.null_at_least)
+        for column, share in shares.items():
+            if not 0.0 <= share <= 1.0:
+                raise ValueError(f"null_at_least[{column!r}] must lie in [0, 1], got {share}")
         # Private copies (plain dicts, so specs stay picklable for task runners).
+        object.__setattr__(self, "null_at_least", shares)
         object.__setattr__(self, "column_sums", sums)
         object.__setattr__(self, "allowed_values", allowed)
 
@@ -219,6 +228,8 @@ def build_suite(checks: TableChecks) -> gx.ExpectationSuite:
         suite.add_expectation(
             expect.ExpectColumnValuesToBeInSet(column=column, value_set=list(values))
         )
+    for column, share in checks.null_at_least.items():
+        suite.add_expectation(expect.ExpectColumnValuesToBeNull(column=column, mostly=share))
     return suite
 
 

@@ -17,10 +17,9 @@ def batch_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the run as JSON.")] = False,
 ) -> None:
     """Recompute every view over the whole log up to a frozen cutoff and publish atomically."""
-    from quality.checks import QualityError
-
     from batch_layer.job import run_batch
     from lk.spark import build_session
+    from quality.checks import QualityError
     from views.registry import default_registry
 
     config = settings()

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from lk.cli.common import console, failures_as_exit, settings
+from lk.cli.common import console, err_console, failures_as_exit, settings
 
 app = typer.Typer(help="Kappa versions: reprocess, rollback, drop.", no_args_is_help=True)
 
@@ -43,6 +43,30 @@ def reprocess() -> None:
     )
     if result.diff:
         console.print_json(json.dumps(result.diff))
+
+
+@app.command()
+def build(version: Annotated[int, typer.Argument(help="The version to replay into.")]) -> None:
+    """Replay the log from offset 0 into an existing version up to the log end; no switch.
+
+    The step the ``kappa_reprocess`` DAG runs detached while its sensor waits; the DAG
+    then validates the version and switches readers itself.
+    """
+    from kappa.reprocess import KappaError, replaying, run_version
+    from kappa.versions import existing_versions, open_version
+    from lk.spark import build_session
+    from lk.tables import Tables
+    from views.registry import default_registry
+
+    config = settings()
+    spark = build_session(config, app_name="lk-kappa-build")
+    if version not in existing_versions(spark, Tables.of(config)):
+        err_console.print(f"[red]error:[/red] v{version} does not exist")
+        raise typer.Exit(1)
+    lane = open_version(spark, config, version)
+    with failures_as_exit(KappaError):
+        run = run_version(spark, replaying(config), lane, default_registry(), until_caught_up=True)
+    console.print(f"v{version}: {run.input_rows:,} rows in {run.seconds:.1f} s")
 
 
 @app.command()

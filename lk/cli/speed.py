@@ -8,7 +8,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from lk.cli.common import console, err_console, settings
+from lk.cli.common import console, failures_as_exit, settings
+
+#: The PID file name of the long-running ``lk speed`` (see ``lk.detached``).
+SPEED_PROCESS = "speed"
 
 
 def speed_command(
@@ -17,12 +20,14 @@ def speed_command(
     ] = False,
 ) -> None:
     """Run the streaming job: the Lambda speed layer, or the serving Kappa version."""
+    from contextlib import ExitStack
+
+    from lk import detached
     from lk.spark import build_session
     from lk.wiring import run_streaming
     from serving_layer.source import ViewNotReadyError
 
     config = settings()
-    spark = build_session(config, app_name="lk-speed")
 
     def show(metrics: dict) -> None:
         console.log(
@@ -31,11 +36,13 @@ def speed_command(
             f"{metrics['processed_rows_per_second'] or 0:.0f} rows/s"
         )
 
-    try:
+    with ExitStack() as stack, failures_as_exit(detached.AlreadyRunningError, ViewNotReadyError):
+        if not until_caught_up:
+            # The long-running job holds a PID file: the Airflow watchdog checks it, and a
+            # second `lk speed` on the same lane is refused instead of racing the first.
+            stack.enter_context(detached.claim(config, SPEED_PROCESS))
+        spark = build_session(config, app_name="lk-speed")
         run = run_streaming(spark, config, until_caught_up=until_caught_up, on_progress=show)
-    except ViewNotReadyError as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(1) from None
     console.print(f"{run.lane}: {run.input_rows:,} rows in {run.seconds:.1f} s")
 
 

@@ -1,18 +1,23 @@
-"""The Airflow DAGs: they import, have the expected shape, and run end to end."""
+"""The four DAGs: they parse fast without errors, have the expected shape, honour ``mode``.
+
+These run DAGs with ``dag.test()`` (tasks in this process, no scheduler);
+``test_airflow_scheduler.py`` runs ``lambda_nightly`` under the real scheduler.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.dags.conftest import DAGS, lk_env
 
 pytestmark = pytest.mark.integration
-DAGS = REPO / "dags"
+DAG_IDS = {"lambda_nightly", "speed_layer_watchdog", "kappa_reprocess", "compare_architectures"}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +49,27 @@ def dagbag(airflow_home):
 
 def test_dags_import_without_errors(dagbag):
     assert dagbag.import_errors == {}
-    assert set(dagbag.dag_ids) == {"lambda_nightly", "kappa_reprocess"}
+    assert set(dagbag.dag_ids) == DAG_IDS
+
+
+def test_dag_folder_parses_in_under_two_seconds(airflow_home):
+    """A fresh interpreter, as the DAG processor has: no Spark, Kafka or GX import at parse."""
+    probe = (
+        "import time, sys\n"
+        "from airflow.dag_processing.dagbag import DagBag\n"
+        "t = time.perf_counter()\n"
+        f"bag = DagBag(dag_folder={str(DAGS)!r})\n"
+        "took = time.perf_counter() - t\n"
+        "heavy = [m for m in ('pyspark', 'great_expectations', 'kafka') if m in sys.modules]\n"
+        "print(took, len(bag.dag_ids), ','.join(heavy) or '-')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=os.environ
+    )
+    took, count, heavy = done.stdout.strip().splitlines()[-1].split()
+    assert int(count) == 4
+    assert heavy == "-"
+    assert float(took) < 2.0
 
 
 def test_lambda_dag_shape(dagbag):
@@ -52,30 +77,76 @@ def test_lambda_dag_shape(dagbag):
     assert dag.catchup is False
     order = {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}
     assert order == {
-        "batch": ["speed_onto_new_run"],
+        "mode_gate": ["broker_health"],
+        "broker_health": ["batch_compute"],
+        "batch_compute": ["validate"],
+        "validate": ["publish"],
+        "publish": ["speed_onto_new_run"],
         "speed_onto_new_run": ["report"],
         "report": [],
     }
+    (asset,) = dag.get_task("publish").outlets
+    assert asset.name == "lambda_batch_views"
 
 
-def test_lambda_dag_runs_the_batch_and_speed_layers(dagbag, spark, topic_settings, monkeypatch):
+def test_kappa_dag_waits_with_a_rescheduling_sensor(dagbag):
+    dag = dagbag.get_dag("kappa_reprocess")
+    sensor = dag.get_task("caught_up")
+    assert sensor.mode == "reschedule"
+    assert dag.get_task("validate").downstream_task_ids == {"switch"}
+    assert "caught_up" in dag.get_task("validate").upstream_task_ids
+    assert "views" in dag.params
+
+
+def _states(run) -> dict[str, str]:
+    return {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+
+
+def test_mode_lambda_runs_lambda_nightly_and_skips_kappa_reprocess(
+    dagbag, spark, topic_settings, use_env
+):
     from event_log.generator import WorkloadSpec
+    from lk.status import platform_status
     from tests.support.kafka import produce_spec
 
     settings = topic_settings
     produce_spec(settings, WorkloadSpec(events=1_000, users=30, products=20, seed=5))
-    for key, value in {
-        "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
-        "LK_KAFKA__EVENTS_TOPIC": settings.kafka.events_topic,
-        "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
-        "LK_STORAGE__ROOT": settings.storage.root,
-        "LK_SPARK__JARS_DIR": str(settings.spark.jars_dir),
-    }.items():
-        monkeypatch.setenv(key, value)
-    run = dagbag.get_dag("lambda_nightly").test()
-    assert run.state == "success"
-    from lk.status import platform_status
+    use_env(lk_env(settings, LK_MODE="lambda"))
 
+    skipped = dagbag.get_dag("kappa_reprocess").test()
+    assert skipped.state == "success"
+    assert set(_states(skipped).values()) == {"skipped"}
+
+    run = dagbag.get_dag("lambda_nightly").test()
+    assert run.state == "success", _states(run)
+    assert set(_states(run).values()) == {"success"}
     status = platform_status(spark, settings)
     assert status["batch"]["status"] == "published"
     assert status["streaming"]["total_lag"] == 0
+
+
+def test_mode_kappa_runs_kappa_reprocess_and_skips_lambda_nightly(
+    dagbag, spark, topic_settings, use_env
+):
+    from event_log.generator import WorkloadSpec
+    from kappa.versions import serving_version
+    from lk.tables import Tables
+    from tests.support.kafka import produce_spec
+
+    settings = topic_settings
+    produce_spec(settings, WorkloadSpec(events=1_000, users=30, products=20, seed=6))
+    use_env(lk_env(settings, LK_MODE="kappa"))
+
+    skipped = dagbag.get_dag("lambda_nightly").test()
+    assert skipped.state == "success"
+    assert set(_states(skipped).values()) == {"skipped"}
+    assert serving_version(spark, Tables.of(settings)) is None
+
+    started = time.monotonic()
+    run = dagbag.get_dag("kappa_reprocess").test(
+        run_conf={"views": {"tumbling_window": "2 minutes"}}
+    )
+    assert run.state == "success", _states(run)
+    assert set(_states(run).values()) == {"success"}
+    assert serving_version(spark, Tables.of(settings)) == 1
+    assert time.monotonic() - started < 600

@@ -264,3 +264,17 @@ def test_run_checks_timing(make_df, capsys) -> None:
     with capsys.disabled():
         print(f"\nrun_checks (11 expectations, 4 rows): {[round(t, 2) for t in timings]} s")
     assert min(timings) < 30
+
+
+def test_null_at_least_tolerates_a_share_of_marked_rows(make_df) -> None:
+    rows = [(f"o{i}", 1, T0, "invalid_json" if i < 2 else None, Decimal(1), 1) for i in range(10)]
+    df = make_df(rows)
+    lenient = TableChecks(table="landed", null_at_least={"category": 0.8})
+    assert run_checks(df, lenient).success
+    strict = TableChecks(table="landed", null_at_least={"category": 0.9})
+    failure = only_failure(run_checks(df, strict))
+    assert failure.expectation == "expect_column_values_to_be_null"
+    assert failure.column == "category"
+    assert "2 unexpected of 10 rows" in failure.details and "'invalid_json'" in failure.details
+    with pytest.raises(ValueError, match="null_at_least"):
+        TableChecks(table="landed", null_at_least={"category": 1.5})

@@ -1,0 +1,144 @@
+"""Long-running ``lk`` processes started in the background, tracked by PID files.
+
+The speed layer (``lk speed``) and a Kappa replay (``lk kappa build``) outlive the Airflow
+task that starts them, so each is its own session (not in Airflow's process groups:
+``lk airflow down`` leaves them running) with a PID file and an output file under
+``settings.watchdog.home``. ``lk speed`` claims its PID file itself, so one started by
+hand counts too and a second one refuses to start on the same lane.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from lk.config import Settings
+
+
+class AlreadyRunningError(RuntimeError):
+    """A process of that name runs already (its PID is in the message)."""
+
+
+def _file(settings: Settings, name: str, suffix: str) -> Path:
+    return settings.watchdog.home.resolve() / f"{name}.{suffix}"
+
+
+def _start_time(pid: int) -> str | None:
+    """Start time in clock ticks since boot: tells our process from one that reused the PID."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    with suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)  # reap our own exited child
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
+
+
+def running(settings: Settings, name: str) -> int | None:
+    """The PID of the live process ``name``, or None (a stale PID file is removed)."""
+    file = _file(settings, name, "pid")
+    if not file.exists():
+        return None
+    pid_text, _, started = file.read_text().strip().partition(" ")
+    pid = int(pid_text) if pid_text.isdigit() else None
+    if pid is not None and _alive(pid) and (not started or _start_time(pid) in (None, started)):
+        return pid
+    file.unlink(missing_ok=True)
+    return None
+
+
+def _write_pid(settings: Settings, name: str, pid: int) -> None:
+    file = _file(settings, name, "pid")
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(f"{pid} {_start_time(pid) or ''}\n")
+
+
+@contextmanager
+def claim(settings: Settings, name: str) -> Iterator[None]:
+    """Hold ``name``'s PID file for this process (a live other holder is an error)."""
+    holder = running(settings, name)
+    if holder is not None and holder != os.getpid():
+        raise AlreadyRunningError(f"{name} runs already (pid {holder})")
+    _write_pid(settings, name, os.getpid())
+    try:
+        yield
+    finally:
+        if running(settings, name) == os.getpid():
+            _file(settings, name, "pid").unlink(missing_ok=True)
+
+
+def start(settings: Settings, name: str, lk_args: list[str]) -> int:
+    """Start ``lk <lk_args>`` in its own session; output goes to ``<name>.out``.
+
+    The environment (``LK_*`` included) and working directory are this process's, so
+    the child reads the same settings.
+
+    Raises:
+        AlreadyRunningError: ``name`` runs already.
+    """
+    if (pid := running(settings, name)) is not None:
+        raise AlreadyRunningError(f"{name} runs already (pid {pid})")
+    out = _file(settings, name, "out")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("ab") as stream:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lk.cli.app", *lk_args],
+            stdin=subprocess.DEVNULL,
+            stdout=stream,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=Path.cwd(),
+        )
+    _write_pid(settings, name, proc.pid)
+    return proc.pid
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    """Signal the process's group if it leads one (ours do), else the process alone."""
+    with suppress(ProcessLookupError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+
+
+def stop(settings: Settings, name: str, timeout_s: float = 60.0) -> bool:
+    """SIGTERM the process group of ``name``, SIGKILL after ``timeout_s``; True if it ran."""
+    pid = running(settings, name)
+    if pid is None:
+        return False
+    _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _alive(pid):
+        _signal(pid, signal.SIGKILL)
+        while _alive(pid):
+            time.sleep(0.1)
+    _file(settings, name, "pid").unlink(missing_ok=True)
+    return True
+
+
+def output_tail(settings: Settings, name: str, lines: int = 20) -> str:
+    """The last lines ``name`` printed (for failure messages)."""
+    out = _file(settings, name, "out")
+    if not out.exists():
+        return "(no output)"
+    return "\n".join(out.read_text(errors="replace").splitlines()[-lines:])
