@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JARS   := .lk/jars/.fetched
 
-.PHONY: setup demo test lint bench clean down
+.PHONY: setup demo test lint bench clean down airflow-screenshot
 
 setup: $(STAMP) $(JARS)
 
@@ -41,7 +41,13 @@ bench: setup
 	$(BIN)/python -m benchmarks.freshness
 	$(BIN)/python -m benchmarks.sustainable_rate
 
+# A screenshot of the Airflow grid after a run (Airflow up via `lk airflow up`).
+airflow-screenshot: setup
+	infra/install-system-deps.sh chromium
+	$(BIN)/python bin/airflow-screenshot lambda_nightly
+
 down:
+	-$(BIN)/lk airflow down
 	-$(BIN)/lk infra down
 
 clean: down

@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,26 +17,6 @@ from tests.dags.conftest import DAGS, lk_env
 
 pytestmark = pytest.mark.integration
 DAG_IDS = {"lambda_nightly", "speed_layer_watchdog", "kappa_reprocess", "compare_architectures"}
-
-
-@pytest.fixture(scope="module")
-def airflow_home(tmp_path_factory) -> Path:
-    home = tmp_path_factory.mktemp("airflow")
-    env = {
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
-        "AIRFLOW__CORE__UNIT_TEST_MODE": "True",
-    }
-    os.environ.update(env)
-    subprocess.run(
-        [sys.executable, "-m", "airflow", "db", "migrate"],
-        check=True,
-        env={**os.environ, **env},
-        capture_output=True,
-    )
-    return home
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,79 @@
+"""``speed_layer_watchdog``: a killed ``lk speed`` is started again and catches up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from event_log.generator import WorkloadSpec
+from lk import detached
+from lk.cli.speed import SPEED_PROCESS
+from lk.config import load_settings
+from tests.dags.conftest import DAGS, lk_env
+from tests.support.kafka import produce_spec
+
+pytestmark = pytest.mark.integration
+
+
+def _lag(spark, settings) -> int | None:
+    from lk.status import platform_status
+
+    return (platform_status(spark, settings).get("streaming") or {}).get("total_lag")
+
+
+def _wait_for(condition, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(3)
+
+
+def test_watchdog_restarts_a_killed_speed_layer_which_catches_up(
+    airflow_home, spark, topic_settings, use_env
+):
+    settings = topic_settings
+    produce_spec(settings, WorkloadSpec(events=800, users=30, products=20, seed=31))
+    use_env(
+        lk_env(
+            settings,
+            LK_MODE="lambda",
+            LK_WATCHDOG__MAX_LAG="0",
+            LK_WATCHDOG__LAG_GRACE="5 minutes",
+        )
+    )
+    config = load_settings()
+    first = detached.start(config, SPEED_PROCESS, ["speed"])
+    try:
+        _wait_for(lambda: _lag(spark, settings) == 0, 300, "lk speed to catch up")
+        os.killpg(first, signal.SIGKILL)  # the process and its Spark JVM, no clean-up
+        _wait_for(lambda: detached.running(config, SPEED_PROCESS) is None, 30, "the kill")
+        produce_spec(settings, WorkloadSpec(events=400, users=30, products=20, seed=32))
+        assert _lag(spark, settings) > 0
+
+        run = _watchdog_dag().test()
+        states = {ti.task_id: str(ti.state) for ti in run.get_task_instances()}
+        assert run.state == "success", states
+        ensured = run.get_task_instance("ensure_running").xcom_pull(task_ids="ensure_running")
+        assert ensured["started"] is True and ensured["pid"] != first
+        assert detached.running(config, SPEED_PROCESS) == ensured["pid"]
+        assert _lag(spark, settings) == 0
+
+        again = _watchdog_dag().test()
+        assert again.state == "success"
+        kept = again.get_task_instance("ensure_running").xcom_pull(task_ids="ensure_running")
+        assert kept == {"pid": ensured["pid"], "started": False}
+    finally:
+        detached.stop(config, SPEED_PROCESS)
+        with pytest.raises(ProcessLookupError):
+            os.kill(first, 0)
+
+
+def _watchdog_dag():
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(DAGS / "speed_layer_watchdog.py"))
+    assert bag.import_errors == {}
+    return bag.get_dag("speed_layer_watchdog")
