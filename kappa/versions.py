@@ -20,7 +20,7 @@ from lk.config import Settings, ViewSettings
 from lk.tables import Tables
 from serving_layer.source import ServingSource, ViewNotReadyError
 from speed_layer import progress
-from speed_layer.lane import Lane, lane_exists, open_lane
+from speed_layer.lane import Lane, find_lane, open_lane
 from views.registry import default_registry
 
 POINTER_SCHEMA = "version int, action string, at timestamp, note string"
@@ -88,7 +88,7 @@ def existing_versions(spark: SparkSession, tables: Tables) -> list[int]:
     """Versions that have a lane on storage, ascending."""
     names = storage.list_dirs(spark, tables.path("kappa"))
     found = [int(m.group(1)) for n in names if (m := _VERSION.match(n))]
-    return sorted(v for v in found if lane_exists(spark, tables, lane_name(v)))
+    return sorted(v for v in found if find_lane(spark, tables, lane_name(v)) is not None)
 
 
 def open_version(spark: SparkSession, settings: Settings, version: int) -> Lane:

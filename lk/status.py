@@ -15,16 +15,18 @@ from lk.tables import Tables
 from lk.wiring import serving_source, streaming_lane_name
 from serving_layer.source import ViewNotReadyError
 from speed_layer import progress
-from speed_layer.lane import lane_exists, open_lane
+from speed_layer.lane import find_lane
 
 
 def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str, Any]:
     """A streaming lane: last micro-batch, rates, consumer lag per partition, late counts."""
     tables = Tables.of(settings)
-    if not lane_exists(spark, tables, name):
+    lane = find_lane(spark, tables, name)
+    if lane is None:
         return {"lane": name, "exists": False}
-    lane = open_lane(spark, tables, name)
-    recent = progress.history(spark, lane, last=20)
+    rows = progress.history(spark, lane, last=20)
+    newest = rows[-1] if rows else None  # a rebase row carries the lane's epoch too
+    recent = [r for r in rows if r.kind == progress.MICRO_BATCH]
     ends = end_offsets(settings, settings.kafka.events_topic)
     last = recent[-1] if recent else None
     processed = last.end_offsets if last else {}
@@ -40,7 +42,7 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "lane": name,
         "exists": True,
         "last_batch_id": last.batch_id if last else None,
-        "epoch": last.epoch if last else None,
+        "epoch": newest.epoch if newest else None,
         "event_time_clock": last.max_event_time.isoformat() + "Z"
         if last and last.max_event_time
         else None,

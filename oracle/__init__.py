@@ -10,6 +10,7 @@ against an answer computed a second, independent way.
 
 from oracle.catalog import UNKNOWN_CATEGORY, catalog_state, category_of
 from oracle.decode import EVENT_TYPES, decode, dedup, parse_event_time, parse_price, validate
+from oracle.lateness import MicroBatch, late_events
 from oracle.records import Event, Quarantined, RawRecord
 from oracle.views import (
     VIEW_NAMES,
@@ -26,6 +27,7 @@ __all__ = [
     "UNKNOWN_CATEGORY",
     "VIEW_NAMES",
     "Event",
+    "MicroBatch",
     "Quarantined",
     "RawRecord",
     "cart_state",
@@ -36,6 +38,7 @@ __all__ = [
     "decode",
     "dedup",
     "events_by_type",
+    "late_events",
     "parse_event_time",
     "parse_price",
     "revenue_by_category",

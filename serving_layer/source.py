@@ -1,9 +1,18 @@
 """Where serving views are read from in each design.
 
-Lambda: the speed lane's state for its current epoch is already ``batch run k ⊕ speed
-results from offsets >= cutoff k``; before the speed layer has run (or when a newer
-batch run already covers everything the speed layer saw) the batch views alone are
-served. Kappa: the version the pointer names (see :mod:`kappa.versions`).
+Lambda serves the newest published batch run k, with the speed layer's results for the
+offsets at or after its cutoff ``C_k``:
+
+- the lane is on epoch k: its state is already ``run k ⊕ speed(offsets >= C_k)``;
+- the lane is on an older epoch and has read nothing past ``C_k`` (or has not run):
+  run k covers everything, so its views alone are served;
+- the lane is on an older epoch and has read past ``C_k``: its old epoch is served,
+  whole, until the lane rebases onto run k (its next micro-batch, or between
+  micro-batches: :meth:`speed_layer.micro_batch.MicroBatchProcessor.follow_epoch`).
+  Serving run k alone would drop what the lane read past ``C_k``; mixing run k with the
+  old epoch would count the absorbed speed results twice.
+
+Kappa: the version the pointer names (see :mod:`kappa.versions`).
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from lk.config import Settings
 from lk.tables import Tables
 from speed_layer import progress
 from speed_layer.lambda_lane import LAMBDA_LANE
-from speed_layer.lane import open_lane
+from speed_layer.lane import find_lane
 from views.registry import default_registry
 
 
@@ -39,26 +48,30 @@ class ServingSource:
 
 
 def lambda_source(spark: SparkSession, settings: Settings) -> ServingSource:
-    """The newest consistent Lambda source: batch run k with the speed epoch k, or batch k."""
+    """The newest published batch run ⊕ the speed results past its cutoff (see above)."""
     tables = Tables.of(settings)
     run = runs.latest_published(spark, tables)
-    lane = open_lane(spark, tables, LAMBDA_LANE)
-    last = progress.latest(spark, lane)
-    speed_is_newer = last is not None and (
-        run is None
-        or (last.epoch == run.run_id and last.end_offsets != run.cutoff)
-        or all(last.end_offsets.get(p, 0) >= o for p, o in run.cutoff.items())
+    lane = find_lane(spark, tables, LAMBDA_LANE)
+    last = progress.latest(spark, lane) if lane is not None else None
+    serve_lane = last is not None and (
+        run is None or last.epoch == run.run_id or not _covers(run.cutoff, last.end_offsets)
     )
     registry = default_registry()
-    if speed_is_newer:
+    if serve_lane:
         paths = {v.name: lane.state(last.epoch, v.name) for v in registry}
         batch = {}
         if last.epoch != "initial" and storage.exists(spark, tables.batch_run_dir(last.epoch)):
             batch = {v.name: tables.batch_view(last.epoch, v.name) for v in registry}
-        return ServingSource(
-            "lambda", f"batch run {last.epoch} + speed layer", paths, batch, last.max_event_time
-        )
+        description = f"batch run {last.epoch} + speed layer"
+        if run is not None and last.epoch != run.run_id:
+            description += f" (rebasing onto batch run {run.run_id})"
+        return ServingSource("lambda", description, paths, batch, last.max_event_time)
     if run is None:
         raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
     paths = {name: tables.batch_view(run.run_id, name) for name in run.views}
     return ServingSource("lambda", f"batch run {run.run_id}", paths, dict(paths))
+
+
+def _covers(cutoff: dict[int, int], read: dict[int, int]) -> bool:
+    """Whether a run's cutoff is at or past every offset the lane has read."""
+    return all(offset <= cutoff.get(partition, 0) for partition, offset in read.items())

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame, SparkSession
 
 from batch_layer import runs
+from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
 from speed_layer.lane import open_lane
@@ -19,11 +20,22 @@ LAMBDA_LANE = "lambda-speed"
 
 
 def lambda_epoch(spark: SparkSession, settings: Settings) -> Callable[[], Epoch]:
-    """The epoch provider: the latest published batch run, re-read every micro-batch."""
+    """The epoch provider: the latest published batch run.
+
+    Asked at every micro-batch and every poll between them, it reads the runs log only
+    when the log's Delta version moved (a listing, no Spark job).
+    """
     tables = Tables.of(settings)
+    known: dict[int | None, Epoch] = {}
 
     def current() -> Epoch:
-        run = runs.latest_published(spark, tables)
+        version = storage.delta_version(spark, tables.batch_runs)
+        if version not in known:
+            known.clear()
+            known[version] = read(runs.latest_published(spark, tables))
+        return known[version]
+
+    def read(run: runs.BatchRun | None) -> Epoch:
         if run is None:
             return Epoch("initial", {}, lambda view: None, keeps_history=True)
 

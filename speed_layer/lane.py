@@ -73,32 +73,45 @@ def lane_root(tables: Tables, name: str) -> str:
     return tables.path(*name.split("-", 1))
 
 
+def _lane(root: str, data: dict[str, Any]) -> Lane:
+    return Lane(
+        name=data["name"],
+        root=root,
+        app_id=data["app_id"],
+        views=data.get("views", {}),
+        generation=data.get("generation", 0),
+    )
+
+
+def find_lane(spark: SparkSession, tables: Tables, name: str) -> Lane | None:
+    """The lane's identity if it has been created (readers use this: it never writes)."""
+    root = lane_root(tables, name)
+    meta = f"{root}/_lane.json"
+    if not storage.exists(spark, meta):
+        return None
+    return _lane(root, json.loads(storage.read_text(spark, meta)))
+
+
 def open_lane(
     spark: SparkSession, tables: Tables, name: str, views: ViewSettings | None = None
 ) -> Lane:
     """Load a lane's identity, creating it (and a fresh app id) the first time.
 
     ``views`` are frozen into a new lane: a Kappa version keeps computing with the view
-    settings it was built with, whatever the config says later.
+    settings it was built with, whatever the config says later. Only a lane's writer
+    opens it; readers use :func:`find_lane`.
     """
+    found = find_lane(spark, tables, name)
+    if found is not None:
+        return found
     root = lane_root(tables, name)
-    meta = f"{root}/_lane.json"
-    if storage.exists(spark, meta):
-        data = json.loads(storage.read_text(spark, meta))
-    else:
-        data = {
-            "name": name,
-            "app_id": f"lk-{name}-{uuid.uuid4().hex[:12]}",
-            "views": views.model_dump(mode="json") if views else {},
-        }
-        storage.write_text(spark, meta, json.dumps(data))
-    return Lane(
-        name=name,
-        root=root,
-        app_id=data["app_id"],
-        views=data.get("views", {}),
-        generation=data.get("generation", 0),
-    )
+    data = {
+        "name": name,
+        "app_id": f"lk-{name}-{uuid.uuid4().hex[:12]}",
+        "views": views.model_dump(mode="json") if views else {},
+    }
+    storage.write_text(spark, f"{root}/_lane.json", json.dumps(data))
+    return _lane(root, data)
 
 
 def bump_generation(spark: SparkSession, lane: Lane) -> Lane:
@@ -108,8 +121,3 @@ def bump_generation(spark: SparkSession, lane: Lane) -> Lane:
     data["generation"] = data.get("generation", 0) + 1
     storage.write_text(spark, meta, json.dumps(data))
     return replace(lane, generation=data["generation"])
-
-
-def lane_exists(spark: SparkSession, tables: Tables, name: str) -> bool:
-    """Whether the lane has been created."""
-    return storage.exists(spark, f"{lane_root(tables, name)}/_lane.json")

@@ -36,9 +36,10 @@ literals on purpose: the join context's (see ``_view_input``) and the pruning de
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
@@ -104,6 +105,7 @@ class MicroBatchProcessor:
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
         self._quarantine_ready = False
+        self._busy = threading.Lock()  # a micro-batch and a rebase never overlap
 
     # -- writes -----------------------------------------------------------------------
     def _txn(self, writer, suffix: str, batch_id: int):
@@ -155,9 +157,13 @@ class MicroBatchProcessor:
         return own.select(*EVENT_COLUMNS).unionByName(context.select(*EVENT_COLUMNS))
 
     def _open_epoch(
-        self, epoch: Epoch, batch_id: int, ctx: ViewContext, retained: DataFrame | None
+        self, epoch: Epoch, batch_id: int | None, ctx: ViewContext, retained: DataFrame | None
     ) -> None:
-        """Build the epoch's state: its base merged with what the lane already holds."""
+        """Build the epoch's state: its base merged with what the lane already holds.
+
+        Inside micro-batch ``batch_id`` the writes carry its transaction id; between
+        micro-batches (``None``) they are plain overwrites, idempotent by content.
+        """
 
         def build(view: View) -> None:
             path = self.lane.state(epoch.id, view.name)
@@ -171,10 +177,55 @@ class MicroBatchProcessor:
             if base is not None:
                 state = base.unionByName(state)
             writer = view.merge(state).write.format("delta").mode("overwrite")
-            self._txn(writer.option("overwriteSchema", "true"), "epoch", batch_id).save(path)
+            writer = writer.option("overwriteSchema", "true")
+            if batch_id is not None:
+                writer = self._txn(writer, "epoch", batch_id)
+            writer.save(path)
 
         _all([partial(build, view) for view in self.registry])
-        log.info("lane %s opened epoch %s at batch %d", self.lane.name, epoch.id, batch_id)
+        log.info("lane %s opened epoch %s after batch %s", self.lane.name, epoch.id, batch_id)
+
+    def follow_epoch(self) -> bool:
+        """Between micro-batches: move the lane onto a newer epoch, if one was published.
+
+        A micro-batch opens a new epoch itself, but Spark runs none without new events,
+        so a caught-up lane on a quiet topic would keep serving the old epoch. This
+        rebuilds the new epoch's state exactly as the next micro-batch would (the base
+        plus the retained events at or after its cutoff, with the lateness decisions
+        they were processed with) and then records a ``rebase`` progress row, which is
+        what moves readers. Returns whether it rebased; a no-op while a micro-batch runs.
+        """
+        if not self._busy.acquire(blocking=False):
+            return False
+        try:
+            last = self._last or progress.latest(self.spark, self.lane)
+            if last is None:
+                return False  # the first micro-batch opens the lane's first epoch
+            epoch = self.epoch()
+            if epoch.id == last.epoch:
+                return False
+            started = datetime.now(UTC).replace(tzinfo=None)
+            retained = self._retained(storage.delta_version(self.spark, self.lane.retained))
+            ctx = ViewContext(self.settings.views, self._catalog_table())
+            self._open_epoch(epoch, None, ctx, retained)
+            row = replace(
+                last,
+                epoch=epoch.id,
+                cutoff=epoch.cutoff,
+                start_offsets=last.end_offsets,
+                input_rows=0,
+                valid_rows=0,
+                quarantined_rows=0,
+                late_rows={},
+                started_at=started,
+                finished_at=datetime.now(UTC).replace(tzinfo=None),
+                kind=progress.REBASE,
+            )
+            progress.append(self.spark, self.lane, row)
+            self._last = row
+            return True
+        finally:
+            self._busy.release()
 
     # -- the micro-batch ----------------------------------------------------------------
     def _previous(self, batch_id: int) -> progress.BatchProgress | None:
@@ -191,6 +242,10 @@ class MicroBatchProcessor:
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         """Process one micro-batch (the ``foreachBatch`` entry point)."""
+        with self._busy:
+            self._micro_batch(batch, batch_id)
+
+    def _micro_batch(self, batch: DataFrame, batch_id: int) -> None:
         started = datetime.now(UTC).replace(tzinfo=None)
         spark = self.spark
         previous = self._previous(batch_id)

@@ -19,8 +19,10 @@ from speed_layer.lane import Lane
 PROGRESS_SCHEMA = (
     "batch_id long, epoch string, cutoff string, start_offsets string, end_offsets string, "
     "max_event_time timestamp, input_rows long, valid_rows long, quarantined_rows long, "
-    "late_rows string, started_at timestamp, finished_at timestamp, partition_clock string"
+    "late_rows string, started_at timestamp, finished_at timestamp, partition_clock string, "
+    "kind string"
 )
+MICRO_BATCH, REBASE = "micro-batch", "rebase"
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ class BatchProgress:
 
     ``max_event_time`` is the lane's event-time clock after this batch: the minimum over
     partitions of ``partition_clock``, each partition's maximum event time so far.
+    ``kind`` is ``rebase`` for a row that moved the lane onto a new epoch between
+    micro-batches (it carries the id of the micro-batch before it and reads no offsets).
     """
 
     batch_id: int
@@ -44,6 +48,7 @@ class BatchProgress:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     partition_clock: dict[int, datetime] = field(default_factory=dict)
+    kind: str = MICRO_BATCH
 
     @property
     def duration_s(self) -> float:
@@ -62,7 +67,11 @@ def _dump(offsets: dict[int, int]) -> str:
 
 
 def append(spark: SparkSession, lane: Lane, progress: BatchProgress) -> None:
-    """Record a micro-batch (idempotent: ``txnVersion`` = batch id)."""
+    """Record a micro-batch (idempotent: ``txnVersion`` = batch id) or a rebase.
+
+    A rebase row is a plain append: it shares its micro-batch's id, and the lane writes
+    it only after checking that the progress log is not on that epoch yet.
+    """
     row = (
         progress.batch_id,
         progress.epoch,
@@ -77,15 +86,19 @@ def append(spark: SparkSession, lane: Lane, progress: BatchProgress) -> None:
         progress.started_at,
         progress.finished_at,
         json.dumps({str(p): t.isoformat() for p, t in sorted(progress.partition_clock.items())}),
+        progress.kind,
     )
-    (
+    writer = (
         spark.createDataFrame([row], PROGRESS_SCHEMA)
         .write.format("delta")
         .mode("append")
-        .option("txnAppId", f"{lane.txn_app_id}-progress")
-        .option("txnVersion", progress.batch_id)
-        .save(lane.progress)
+        .option("mergeSchema", "true")
     )
+    if progress.kind == MICRO_BATCH:
+        writer = writer.option("txnAppId", f"{lane.txn_app_id}-progress").option(
+            "txnVersion", progress.batch_id
+        )
+    writer.save(lane.progress)
 
 
 def _parse(row: dict) -> BatchProgress:
@@ -106,26 +119,30 @@ def _parse(row: dict) -> BatchProgress:
             int(p): datetime.fromisoformat(t)
             for p, t in json.loads(row.get("partition_clock") or "{}").items()
         },
+        kind=row.get("kind") or MICRO_BATCH,
     )
 
 
 def history(
     spark: SparkSession, lane: Lane, before: int | None = None, last: int | None = None
 ) -> list[BatchProgress]:
-    """Committed micro-batches in batch order (optionally only ``batch_id < before``)."""
+    """Committed micro-batches and rebases in order (optionally only ``batch_id < before``).
+
+    A rebase sorts after the micro-batch whose id it carries (it finished later).
+    """
     if not storage.is_delta_table(spark, lane.progress):
         return []
     frame = spark.read.format("delta").load(lane.progress)
     if before is not None:
         frame = frame.where(F.col("batch_id") < before)
-    frame = frame.orderBy(F.col("batch_id").desc())
+    frame = frame.orderBy(F.col("batch_id").desc(), F.col("finished_at").desc())
     if last is not None:
         frame = frame.limit(last)
     return [_parse(r.asDict()) for r in reversed(frame.collect())]
 
 
 def latest(spark: SparkSession, lane: Lane, before: int | None = None) -> BatchProgress | None:
-    """The newest committed micro-batch (before ``before``), if any."""
+    """The newest row (before ``before``): the lane's epoch, clock and offsets now."""
     rows = history(spark, lane, before=before, last=1)
     return rows[-1] if rows else None
 
@@ -133,7 +150,7 @@ def latest(spark: SparkSession, lane: Lane, before: int | None = None) -> BatchP
 def totals(spark: SparkSession, lane: Lane) -> dict[str, object]:
     """Sums over the whole log: rows in, valid, quarantined, late per view."""
     late: dict[str, int] = {}
-    rows = history(spark, lane)
+    rows = [r for r in history(spark, lane) if r.kind == MICRO_BATCH]
     for row in rows:
         for view, count in row.late_rows.items():
             late[view] = late.get(view, 0) + count

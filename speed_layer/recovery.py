@@ -11,7 +11,11 @@ So the lane recovers the way a database undoes an uncommitted transaction instea
    its recorded version (tables created by N are deleted, and N's rows are deleted from
    the shared quarantine), the lane moves to a new ``txnAppId`` generation (a restore
    does not rewind Delta's transaction ids), and ``offsets/N`` is removed, so Spark
-   plans N again from the last committed offsets.
+   plans N again from the last committed offsets. When nothing was ever committed
+   (killed inside a lane's first micro-batch), the state store's files of that batch
+   go too: Spark refuses to start batch 0 on a non-empty ``state`` folder
+   (``STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY``), while a later batch simply
+   overwrites its state version.
 
 Nothing the crashed attempt wrote survives, and nothing is lost: batch N is re-read
 from Kafka, the source of truth.
@@ -81,6 +85,8 @@ def recover(spark: SparkSession, lane: Lane, tables: Tables) -> Lane:
         bronze.forget_quarantined(spark, tables, lane.name, lane.attempt(planned))
     recovered = bump_generation(spark, lane)
     storage.delete_file(spark, uri)
+    if committed is None:
+        storage.delete(spark, f"{lane.checkpoint}/state")
     storage.delete_file(spark, f"{lane.checkpoint}/offsets/{planned}")
     log.warning(
         "lane %s: undid uncommitted micro-batch %d; Spark plans it again", lane.name, planned

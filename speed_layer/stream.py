@@ -63,8 +63,7 @@ def start_lane(
     spark: SparkSession,
     settings: Settings,
     lane: Lane,
-    registry: ViewRegistry,
-    epoch: Callable[[], Epoch],
+    processor: MicroBatchProcessor,
     *,
     trigger: str | None = None,
 ) -> StreamingQuery:
@@ -74,7 +73,6 @@ def start_lane(
     is processed: a checkpoint left by a run killed mid-batch restarts cleanly that way,
     which Spark 4.1's ``availableNow`` does not always do.
     """
-    processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
     return (
         deduplicated_events(spark, settings)
         .writeStream.foreachBatch(processor)
@@ -145,18 +143,26 @@ def run_lane(
     poll_s: float = 1.0,
     restarts: int = 2,
 ) -> LaneRun:
-    """Run a lane until it has caught up (or forever, until interrupted)."""
+    """Run a lane until it has caught up (or forever, until interrupted).
+
+    Between micro-batches the lane follows its epoch (:meth:`MicroBatchProcessor.
+    follow_epoch`): a batch run published while no new events arrive is served anyway,
+    once before the query starts and then at every poll.
+    """
     started = time.perf_counter()
     target = end_offsets(settings, settings.kafka.events_topic) if until_caught_up else {}
     batches, rows, last_id = 0, 0, None
     for attempt in range(restarts + 1):
         lane = recover(spark, lane, Tables.of(settings))
+        processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
+        processor.follow_epoch()
         query = start_lane(
-            spark, settings, lane, registry, epoch, trigger="0 seconds" if until_caught_up else None
+            spark, settings, lane, processor, trigger="0 seconds" if until_caught_up else None
         )
         try:
             while query.isActive:
                 query.awaitTermination(poll_s)
+                processor.follow_epoch()
                 metrics = query_metrics(query)
                 if metrics and metrics["batch_id"] != last_id:
                     write_metrics(spark, lane, metrics)

@@ -17,12 +17,14 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 import oracle
-from event_log.generator import WorkloadSpec
+from batch_layer.job import run_batch
+from event_log.generator import WorkloadSpec, generate
+from event_log.producer import produce
 from lk.tables import Tables
 from serving_layer.read import read_view
 from speed_layer import LAMBDA_LANE, run_speed
-from tests.conftest import REPO
-from tests.support.expected import expected_views, late_event_ids
+from tests.conftest import REPO, with_sections
+from tests.support.expected import expected_views, lane_batches
 from tests.support.kafka import consume_all, produce_spec
 from tests.support.workload import assert_view_matches
 from views import default_registry
@@ -52,10 +54,9 @@ def _committed_batches(settings) -> int:
     return len(list(log.glob("*.json"))) if log.exists() else 0
 
 
-def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_settings):
-    settings = topic_settings
-    produce_spec(settings, SPEC)
-    speed = subprocess.Popen(
+def _start_speed(settings) -> subprocess.Popen:
+    """``lk speed`` in a process group of its own (so SIGKILL takes its JVM too)."""
+    return subprocess.Popen(
         [sys.executable, "-m", "lk.cli.app", "speed"],
         cwd=REPO,
         env=_env(settings),
@@ -63,6 +64,16 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def _restart_settings(settings):
+    return with_sections(settings, stream={"max_offsets_per_trigger": 500, "compact_every": 3})
+
+
+def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_settings):
+    settings = topic_settings
+    produce_spec(settings, SPEC)
+    speed = _start_speed(settings)
     try:
         deadline = time.monotonic() + 300
         while _committed_batches(settings) < 2 and time.monotonic() < deadline:
@@ -79,17 +90,7 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
         speed.wait()
     killed_at = _committed_batches(settings)
 
-    run_speed(
-        spark,
-        settings.model_copy(
-            update={
-                "stream": settings.stream.model_copy(
-                    update={"max_offsets_per_trigger": 500, "compact_every": 3}
-                )
-            }
-        ),
-        until_caught_up=True,
-    )
+    run_speed(spark, _restart_settings(settings), until_caught_up=True)
     assert _committed_batches(settings) > killed_at
     meta = json.loads((lane_root / "_lane.json").read_text())
     assert meta["generation"] == 1, "the killed micro-batch was undone and planned again"
@@ -111,7 +112,45 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
         ],
     )
     catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
-    late = late_event_ids(spark, settings, LAMBDA_LANE)
-    expected = expected_views(events, catalog, settings, late)
+    expected = expected_views(events, catalog, settings, lane_batches(spark, settings, LAMBDA_LANE))
+    for view in default_registry():
+        assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
+
+
+def test_sigkill_in_the_first_micro_batch_of_a_lane_then_restart(spark, topic_settings):
+    """Killed once its first micro-batch has written state, before Spark committed it."""
+    settings = topic_settings
+    records = list(generate(SPEC))
+    split = int(len(records) * 0.6)
+    produce(settings, records[:split])
+    batch = run_batch(spark, settings).run
+    catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    produce(settings, records[split:])
+    checkpoint = Path(
+        Tables.of(settings).path("lambda", "speed", "checkpoint").removeprefix("file:")
+    )
+    speed = _start_speed(settings)
+    try:
+        deadline = time.monotonic() + 300
+        while not any(p.is_file() for p in checkpoint.glob("state/**/*")):
+            assert speed.poll() is None, "the speed layer exited early"
+            assert time.monotonic() < deadline, "the first micro-batch wrote no state"
+            time.sleep(0.05)
+    finally:
+        os.killpg(speed.pid, signal.SIGKILL)
+        speed.wait()
+    assert not list(checkpoint.glob("commits/*")), "killed inside the first micro-batch"
+
+    run_speed(spark, _restart_settings(settings), until_caught_up=True)
+    assert list(checkpoint.glob("commits/0")), "the lane restarted and committed"
+    events = consume_all(settings, settings.kafka.events_topic)
+    final_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    expected = expected_views(
+        events,
+        {"batch": catalog, "speed": final_catalog},
+        settings,
+        lane_batches(spark, settings, LAMBDA_LANE),
+        cutoff=batch.cutoff,
+    )
     for view in default_registry():
         assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)

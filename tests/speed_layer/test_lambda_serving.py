@@ -11,7 +11,7 @@ from event_log.producer import produce
 from serving_layer.read import read_view
 from serving_layer.source import lambda_source
 from speed_layer import LAMBDA_LANE, run_speed
-from tests.support.expected import expected_views, late_event_ids
+from tests.support.expected import expected_views, lane_batches
 from tests.support.kafka import consume_all
 from tests.support.workload import assert_view_matches
 from views import default_registry
@@ -34,12 +34,11 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
     assert source.description.startswith(f"batch run {batch.run.run_id} + speed")
     events = consume_all(settings, settings.kafka.events_topic)
     final_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
-    late = late_event_ids(spark, settings, LAMBDA_LANE)
     expected = expected_views(
         events,
         {"batch": batch_catalog, "speed": final_catalog},
         settings,
-        late,
+        lane_batches(spark, settings, LAMBDA_LANE),
         cutoff=batch.run.cutoff,
     )
     for view in default_registry():

@@ -1,56 +1,71 @@
-"""What a serving view must equal: the oracle, less the events a view counted as late."""
+"""What a serving view must equal: the oracle, less what the contract says a lane drops as late.
+
+Lateness is decided by :func:`oracle.late_events` from the raw log and the micro-batch
+boundaries the lane recorded, never from the platform's own list of late events.
+"""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from pyspark.sql import SparkSession
 
 import oracle
-from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
-from speed_layer.lane import open_lane
+from speed_layer import progress
+from speed_layer.lane import find_lane
 
 
-def late_event_ids(spark: SparkSession, settings: Settings, lane: str) -> dict[str, set[str]]:
-    """``view -> event ids`` the lane excluded as later than the view's watermark."""
-    path = open_lane(spark, Tables.of(settings), lane).late_events
-    if not storage.is_delta_table(spark, path):
-        return {}
-    rows = spark.read.format("delta").load(path).select("view", "event_id").collect()
-    late: dict[str, set[str]] = defaultdict(set)
-    for row in rows:
-        late[row.view].add(row.event_id)
-    return late
+def lane_batches(spark: SparkSession, settings: Settings, lane: str) -> list[oracle.MicroBatch]:
+    """The lane's committed micro-batches: offset ranges and the cutoff each ran under."""
+    found = find_lane(spark, Tables.of(settings), lane)
+    if found is None:
+        return []
+    return [
+        oracle.MicroBatch(row.start_offsets, row.end_offsets, row.cutoff)
+        for row in progress.history(spark, found)
+        if row.kind == "micro-batch"
+    ]
 
 
 def expected_views(
     events: Sequence[oracle.RawRecord],
     catalog_for: Mapping[str, dict[int, str]] | dict[int, str],
     settings: Settings,
-    late: Mapping[str, set[str]],
+    batches: Sequence[oracle.MicroBatch] = (),
     cutoff: Mapping[int, int] | None = None,
 ) -> dict[str, list[dict]]:
-    """Oracle views over de-duplicated ``events`` minus each view's late events.
+    """Oracle views over the de-duplicated ``events`` a reader must be served.
 
-    With a ``cutoff``, revenue joins events below it with ``catalog_for["batch"]`` and the
-    rest with ``catalog_for["speed"]``, as the batch and speed layers did.
+    Args:
+        events: the raw ``events`` log.
+        catalog_for: the catalog state; with a ``cutoff``, ``{"batch": ..., "speed": ...}``
+            (revenue joins events below the cutoff with the batch run's catalog).
+        settings: platform settings (view settings, allowed lateness).
+        batches: the streaming lane's micro-batches (none: nothing is late).
+        cutoff: the served batch run's cutoff (Lambda), if any: events below it are
+            served whatever their lateness.
     """
     decoded, _ = oracle.decode(events)
     unique = oracle.dedup(decoded)
+    late = oracle.late_events(unique, batches, oracle.VIEW_NAMES, settings.views.lateness)
+    cut = cutoff or {}
     result: dict[str, list[dict]] = {}
     for name in oracle.VIEW_NAMES:
-        kept = [e for e in unique if e.event_id not in late.get(name, set())]
+        kept = [
+            e
+            for e in unique
+            if e.offset < cut.get(e.partition, 0) or e.event_id not in late.get(name, set())
+        ]
         if name != "revenue_by_category":
             result[name] = oracle.compute_views(kept, {}, settings.views)[name]
             continue
         if cutoff is None:
             result[name] = oracle.revenue_by_category(kept, catalog_for, settings.views)
             continue
-        below = [e for e in kept if e.offset < cutoff.get(e.partition, 0)]
-        above = [e for e in kept if e.offset >= cutoff.get(e.partition, 0)]
+        below = [e for e in kept if e.offset < cut.get(e.partition, 0)]
+        above = [e for e in kept if e.offset >= cut.get(e.partition, 0)]
         result[name] = add_rows(
             oracle.revenue_by_category(below, catalog_for["batch"], settings.views)
             + oracle.revenue_by_category(above, catalog_for["speed"], settings.views),
@@ -58,6 +73,17 @@ def expected_views(
             sums=("orders", "revenue"),
         )
     return result
+
+
+def late_counts(
+    events: Sequence[oracle.RawRecord], settings: Settings, batches: Sequence[oracle.MicroBatch]
+) -> dict[str, int]:
+    """How many events the contract makes late per view (to check a scenario has some)."""
+    decoded, _ = oracle.decode(events)
+    late = oracle.late_events(
+        oracle.dedup(decoded), batches, oracle.VIEW_NAMES, settings.views.lateness
+    )
+    return {view: len(ids) for view, ids in late.items()}
 
 
 def add_rows(rows: list[dict], key: tuple[str, ...], sums: tuple[str, ...]) -> list[dict]:

@@ -1,0 +1,108 @@
+"""Lambda's promise: the next batch run absorbs what the speed layer dropped as late, and
+readers are served that run, whether or not new events arrive (issue 16, part 1)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta
+
+import pytest
+
+import oracle
+from batch_layer.job import run_batch
+from event_log.generator import WorkloadSpec, generate
+from event_log.producer import produce
+from serving_layer.read import read_view
+from serving_layer.source import lambda_source
+from speed_layer import LAMBDA_LANE, run_speed
+from tests.conftest import with_sections
+from tests.support.expected import expected_views, lane_batches, late_counts
+from tests.support.kafka import consume_all, produce_spec
+from tests.support.workload import assert_view_matches
+from views import default_registry
+
+pytestmark = pytest.mark.integration
+HISTORY = WorkloadSpec(
+    events=2_000,
+    users=50,
+    products=25,
+    seed=7701,
+    late_fraction=0.05,
+    max_lateness=timedelta(minutes=120),
+)
+LIVE = WorkloadSpec(
+    events=2_000,
+    users=50,
+    products=25,
+    seed=7702,
+    start=datetime(2026, 11, 1, 6),
+    span=timedelta(minutes=180),
+    late_fraction=0.15,
+    max_lateness=timedelta(minutes=120),
+)
+
+
+@pytest.fixture
+def settings(topic_settings):
+    return with_sections(topic_settings, stream={"max_offsets_per_trigger": 300})
+
+
+def _assert_serving_equals_oracle(spark, settings, run) -> None:
+    events = consume_all(settings, settings.kafka.events_topic)
+    catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    expected = expected_views(
+        events,
+        {"batch": catalog, "speed": catalog},
+        settings,
+        lane_batches(spark, settings, LAMBDA_LANE),
+        cutoff=run.cutoff,
+    )
+    for view in default_registry():
+        assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
+
+
+def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, settings):
+    produce_spec(settings, HISTORY)
+    run_batch(spark, settings)
+    produce_spec(settings, LIVE)
+    run_speed(spark, settings, until_caught_up=True)
+    events = consume_all(settings, settings.kafka.events_topic)
+    late = late_counts(events, settings, lane_batches(spark, settings, LAMBDA_LANE))
+    assert all(late.values()), f"the live workload has late events for every view: {late}"
+
+    second = run_batch(spark, settings).run
+    assert lambda_source(spark, settings).description == f"batch run {second.run_id}", (
+        "the run covers everything the lane read: it alone is served at once"
+    )
+    _assert_serving_equals_oracle(spark, settings, second)
+
+    run_speed(spark, settings, until_caught_up=True)  # no new events: the lane rebases
+    source = lambda_source(spark, settings)
+    assert source.description == f"batch run {second.run_id} + speed layer"
+    _assert_serving_equals_oracle(spark, settings, second)
+
+
+def test_a_new_run_is_served_while_events_keep_arriving(spark, settings):
+    produce_spec(settings, HISTORY)
+    run_batch(spark, settings)
+    live = list(generate(LIVE))
+    produce(settings, [r for r in live if r.topic == "catalog"])
+    events = [r for r in live if r.topic == "events"]
+    first, during, after = events[:500], events[500:900], events[900:]
+    produce(settings, first)
+
+    lane = threading.Thread(
+        target=run_speed, args=(spark, settings), kwargs={"until_caught_up": True}
+    )
+    lane.start()
+    produce(settings, during)
+    second = run_batch(spark, settings).run  # cutoff somewhere inside what the lane reads
+    produce(settings, after)
+    lane.join()
+    run_speed(spark, settings, until_caught_up=True)
+
+    source = lambda_source(spark, settings)
+    assert source.description == f"batch run {second.run_id} + speed layer"
+    batches = lane_batches(spark, settings, LAMBDA_LANE)
+    assert any(b.cutoff == second.cutoff for b in batches), "micro-batches ran on the new run"
+    _assert_serving_equals_oracle(spark, settings, second)
