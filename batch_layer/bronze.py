@@ -10,13 +10,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from event_log.decode import EVENT_SCHEMA, decode_events, quarantined, valid_events
-from lk import storage
+from lake import quarantine
 from lk.tables import Tables
-
-QUARANTINE_SCHEMA = (
-    "layer string, partition int, offset long, kafka_timestamp timestamp, key binary, "
-    "value binary, reason string, run_id string"
-)
 
 
 @dataclass(frozen=True)
@@ -42,55 +37,7 @@ def ensure_tables(spark: SparkSession, tables: Tables) -> None:
         .addColumns(bronze_schema)
         .execute()
     )
-    (
-        DeltaTable.createIfNotExists(spark)
-        .location(tables.quarantine)
-        .addColumns(spark.createDataFrame([], QUARANTINE_SCHEMA).schema)
-        .execute()
-    )
-
-
-def quarantine_rows(rows: DataFrame, layer: str, run_id: str) -> DataFrame:
-    """Malformed records as quarantine rows of ``layer``'s run ``run_id``."""
-    return rows.select(
-        F.lit(layer).alias("layer"),
-        "partition",
-        "offset",
-        "kafka_timestamp",
-        "key",
-        "value",
-        "reason",
-        F.lit(run_id).alias("run_id"),
-    )
-
-
-def quarantine(
-    spark: SparkSession, tables: Tables, rows: DataFrame, layer: str, run_id: str
-) -> None:
-    """Insert malformed records once per (layer, partition, offset): re-reads are no-ops."""
-    source = quarantine_rows(rows, layer, run_id)
-    (
-        DeltaTable.forPath(spark, tables.quarantine)
-        .alias("q")
-        .merge(
-            source.alias("n"),
-            "q.layer = n.layer AND q.partition = n.partition AND q.offset = n.offset",
-        )
-        .whenNotMatchedInsertAll()
-        .execute()
-    )
-
-
-def forget_quarantined(
-    spark: SparkSession, tables: Tables, layer: str, run_id: str | None = None
-) -> None:
-    """Delete ``layer``'s quarantine rows (only run ``run_id``'s, if given)."""
-    if not storage.is_delta_table(spark, tables.quarantine):
-        return
-    condition = F.col("layer") == layer
-    if run_id is not None:
-        condition &= F.col("run_id") == run_id
-    DeltaTable.forPath(spark, tables.quarantine).delete(condition)
+    quarantine.ensure_table(spark, tables)
 
 
 def land(spark: SparkSession, tables: Tables, raw: DataFrame, run_id: str) -> Landing:
@@ -110,7 +57,7 @@ def land(spark: SparkSession, tables: Tables, raw: DataFrame, run_id: str) -> La
             .execute()
         )
         landed = _inserted_rows(bronze)
-        quarantine(spark, tables, quarantined(decoded), "batch", run_id)
+        quarantine.insert_once(spark, tables, quarantined(decoded), "batch", run_id)
         bad = _inserted_rows(DeltaTable.forPath(spark, tables.quarantine))
     finally:
         decoded.unpersist()

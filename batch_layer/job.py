@@ -12,16 +12,17 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import reduce
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from batch_layer import bronze, runs
 from batch_layer.runs import BatchRun
 from event_log.catalog import read_catalog
 from event_log.kafka_source import read_range
+from event_log.schema import EVENT_TYPES
 from infra.topics import end_offsets
+from lake.offsets import below
 from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
@@ -42,22 +43,12 @@ class BatchResult:
     checks: tuple[CheckReport, ...] = ()
 
 
-def below(cutoff: Mapping[int, int]) -> Column:
-    """Rows whose (partition, offset) lies below the per-partition ``cutoff``."""
-    if not cutoff:
-        return F.lit(False)
-    terms = [(F.col("partition") == p) & (F.col("offset") < o) for p, o in cutoff.items()]
-    return reduce(lambda a, b: a | b, terms)
-
-
 def bronze_events(spark: SparkSession, tables: Tables, cutoff: Mapping[int, int]) -> DataFrame:
     """Bronze events below ``cutoff``: the input of every batch view."""
     return spark.read.format("delta").load(tables.bronze).where(below(cutoff)).drop("run_id")
 
 
-def view_checks(
-    view: View, presented: DataFrame, events: DataFrame, ctx: ViewContext
-) -> TableChecks:
+def view_checks(view: View, events: DataFrame, ctx: ViewContext) -> TableChecks:
     """The quality checks of one presented batch view."""
     sums: dict[str, object] = {}
     if view.totals is not None:
@@ -85,7 +76,7 @@ BRONZE_CHECKS = TableChecks(
         "offset",
     ),
     unique_key=("event_id",),
-    allowed_values={"event_type": ("page_view", "add_to_cart", "remove_from_cart", "purchase")},
+    allowed_values={"event_type": EVENT_TYPES},
 )
 
 
@@ -214,7 +205,7 @@ def validate_run(
                 continue
             state = spark.read.format("delta").load(tables.batch_view(run.run_id, view.name))
             presented = view.present(state).persist()
-            reports.append(run_checks(presented, view_checks(view, presented, events, ctx)))
+            reports.append(run_checks(presented, view_checks(view, events, ctx)))
             presented.unpersist()
     finally:
         events.unpersist()

@@ -8,13 +8,13 @@ which speed results the batch has absorbed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from lake.offsets import dump_offsets, load_offsets
 from lk import storage
 from lk.tables import Tables
 
@@ -60,8 +60,8 @@ def record(spark: SparkSession, tables: Tables, run: BatchRun) -> None:
         run.status,
         run.started_at,
         run.finished_at,
-        json.dumps({str(k): v for k, v in sorted(run.cutoff.items())}),
-        json.dumps({str(k): v for k, v in sorted(run.catalog_cutoff.items())}),
+        dump_offsets(run.cutoff),
+        dump_offsets(run.catalog_cutoff),
         run.bronze_rows,
         run.quarantined_rows,
         list(run.views),
@@ -78,8 +78,8 @@ def _parse(row: dict) -> BatchRun:
         status=row["status"],
         started_at=row["started_at"],
         finished_at=row["finished_at"],
-        cutoff={int(k): int(v) for k, v in json.loads(row["cutoff"]).items()},
-        catalog_cutoff={int(k): int(v) for k, v in json.loads(row["catalog_cutoff"]).items()},
+        cutoff=load_offsets(row["cutoff"]),
+        catalog_cutoff=load_offsets(row["catalog_cutoff"]),
         bronze_rows=row["bronze_rows"],
         quarantined_rows=row["quarantined_rows"],
         views=list(row["views"] or []),

@@ -41,11 +41,12 @@ from kafka import KafkaProducer
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from benchmarks.producer_throughput import broker, free_port, machine
+from benchmarks.producer_throughput import broker, machine
 from benchmarks.recompute_vs_replay import isolated
 from event_log.decode import decode_events
 from event_log.kafka_source import read_stream
 from event_log.schema import Event
+from infra.local import free_ports
 from infra.topics import ensure_topics
 from lk.config import Settings
 from lk.spark import build_session
@@ -113,7 +114,7 @@ def wait_until(condition: Callable[[], bool], seconds: float = 300) -> None:
 
 def run_lk(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
     """``lk speed`` + ``lk serve``; a probe is visible when the HTTP API returns its cart line."""
-    port = free_port()
+    port = free_ports(1)[0]
     env = {
         **os.environ,
         "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,

@@ -36,7 +36,6 @@ import os
 import platform
 import re
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -55,8 +54,8 @@ from kafka import KafkaAdminClient, KafkaProducer
 
 from event_log.generator import Record, WorkloadSpec, generate
 from event_log.producer import produce
-from infra import kafka_broker
 from infra.jars import kafka_classpath
+from infra.local import local_broker
 from infra.topics import end_offsets, ensure_topics
 from lk.cli.produce import workload
 from lk.config import Settings, load_settings
@@ -112,12 +111,6 @@ class Workload:
         return round(self.value_bytes / len(self.records))
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def with_kafka(settings: Settings, **fields: Any) -> Settings:
     """Copy frozen Settings with some ``kafka`` fields changed."""
     return settings.model_copy(update={"kafka": settings.kafka.model_copy(update=fields)})
@@ -131,22 +124,12 @@ def broker(bootstrap: str | None, workdir: Path) -> Iterator[Settings]:
     if bootstrap:
         yield load_settings(kafka={"bootstrap_servers": bootstrap}, broker=jars, spark=spark)
         return
-    port = free_port()
-    controller = free_port()
-    while controller == port:
-        controller = free_port()
-    settings = load_settings(
-        kafka={"bootstrap_servers": f"127.0.0.1:{port}"},
-        broker={**jars, "port": port, "controller_port": controller, "home": str(workdir)},
-        spark=spark,
-        storage={"root": str(workdir / "data")},
-    )
-    print(f"starting a broker on 127.0.0.1:{port} in {workdir}", file=sys.stderr)
-    kafka_broker.up(settings)
-    try:
+    base = load_settings(broker=jars, spark=spark, storage={"root": str(workdir / "data")})
+    with local_broker(base, workdir) as settings:
+        print(
+            f"started a broker on {settings.kafka.bootstrap_servers} in {workdir}", file=sys.stderr
+        )
         yield settings
-    finally:
-        kafka_broker.down(settings)
 
 
 def fresh_topics(settings: Settings, label: str, created: list[str]) -> Settings:

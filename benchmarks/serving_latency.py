@@ -40,9 +40,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from batch_layer.job import run_batch
-from benchmarks.producer_throughput import broker, free_port, machine
+from benchmarks.producer_throughput import broker, machine
 from event_log.generator import WorkloadSpec
 from event_log.producer import produce
+from infra.local import free_ports
 from infra.topics import ensure_topics
 from lk.cli.produce import workload
 from lk.config import Settings
@@ -263,7 +264,7 @@ def _benchmark(args: argparse.Namespace, settings: Settings, tmp: Path) -> dict[
     batch_seconds = time.perf_counter() - started
     print(f"batch run {batch.run.run_id} in {batch_seconds:.1f} s", file=sys.stderr)
 
-    port = free_port()
+    port = free_ports(1)[0]
     log_file = tmp / "serve.log"
     started = time.perf_counter()
     with (

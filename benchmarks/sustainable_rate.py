@@ -45,10 +45,10 @@ from benchmarks.recompute_vs_replay import (
     timed,
 )
 from infra.topics import end_offsets, ensure_topics
+from lambda_arch.epochs import LAMBDA_LANE, run_speed
 from lk.config import Settings
 from lk.spark import build_session
 from lk.tables import Tables
-from speed_layer.lambda_lane import LAMBDA_LANE, run_speed
 from speed_layer.lane import lane_root
 
 REPO = Path(__file__).resolve().parents[1]

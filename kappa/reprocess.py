@@ -18,7 +18,6 @@ from functools import reduce
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from batch_layer import bronze
 from infra.topics import end_offsets, start_offsets
 from kappa.versions import (
     EPOCH,
@@ -31,6 +30,7 @@ from kappa.versions import (
     switches,
     version_settings,
 )
+from lake import quarantine
 from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
@@ -232,7 +232,7 @@ def drop(spark: SparkSession, settings: Settings, version: int) -> None:
     if version not in existing_versions(spark, tables):
         raise KappaError(f"v{version} does not exist")
     storage.delete(spark, lane_root(tables, lane_name(version)))
-    bronze.forget_quarantined(spark, tables, lane_name(version))
+    quarantine.forget_quarantined(spark, tables, lane_name(version))
     serving = serving_version(spark, tables)
     if serving is not None:
         point_to(spark, tables, serving, "drop", note=f"dropped v{version}")

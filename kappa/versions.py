@@ -15,13 +15,13 @@ from datetime import UTC, datetime
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from lake.source import ServingSource, ViewNotReadyError
 from lk import storage
 from lk.config import Settings, ViewSettings
 from lk.tables import Tables
-from serving_layer.source import ServingSource, ViewNotReadyError
 from speed_layer import progress
 from speed_layer.lane import Lane, find_lane, open_lane
-from views.registry import default_registry
+from views.registry import ViewRegistry
 
 POINTER_SCHEMA = "version int, action string, at timestamp, note string"
 EPOCH = "kappa"
@@ -103,15 +103,18 @@ def version_settings(settings: Settings, lane: Lane) -> Settings:
     return settings.model_copy(update={"views": ViewSettings.model_validate(lane.views)})
 
 
-def kappa_source(spark: SparkSession, settings: Settings) -> ServingSource:
+def kappa_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -> ServingSource:
     """The serving source in Kappa mode: the pointer's version."""
-    tables = Tables.of(settings)
     version = serving_version(spark, tables)
-    if version is None:
+    lane = find_lane(spark, tables, lane_name(version)) if version is not None else None
+    if lane is None:
         raise ViewNotReadyError("no Kappa version serves yet: run `lk kappa reprocess`")
-    lane = open_version(spark, settings, version)
-    paths = {v.name: lane.state(EPOCH, v.name) for v in default_registry()}
+    paths = {v.name: lane.state(EPOCH, v.name) for v in registry}
     last = progress.latest(spark, lane)
     return ServingSource(
-        "kappa", f"kappa v{version}", paths, clock=last.max_event_time if last else None
+        "kappa",
+        f"kappa v{version}",
+        paths,
+        clock=last.max_event_time if last else None,
+        watched=(pointer_path(tables),),
     )

@@ -31,7 +31,6 @@ from pydantic_settings import (
 )
 
 Mode = Literal["lambda", "kappa"]
-VIEW_NAMES = ("revenue_by_category", "events_by_type", "user_sessions", "conversions", "cart_state")
 
 
 _UNITS = {
@@ -61,8 +60,9 @@ def parse_duration(value: Any) -> Any:
 
 
 def format_duration(value: timedelta) -> str:
-    """Render a duration the way Spark interval strings expect it (``"600 seconds"``)."""
-    return f"{int(value.total_seconds())} seconds"
+    """A Spark interval string for a duration (``"600 seconds"``, ``"1500 milliseconds"``)."""
+    millis = round(value.total_seconds() * 1000)
+    return f"{millis // 1000} seconds" if millis % 1000 == 0 else f"{millis} milliseconds"
 
 
 Duration = Annotated[
@@ -160,7 +160,7 @@ class ViewSettings(_Section):
     conversion_window: Duration = timedelta(minutes=1)
     hll_lg_k: int = Field(12, ge=4, le=21)
     allowed_lateness: dict[str, Duration] = Field(
-        default_factory=lambda: {name: timedelta(minutes=10) for name in VIEW_NAMES}
+        default_factory=dict, description="per view; a view not named here allows 10 minutes"
     )
 
     @field_validator("hop_slide")
@@ -291,3 +291,11 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
             f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()
         )
         raise ConfigError(f"invalid configuration ({path or 'defaults'}): {problems}") from None
+
+
+def with_sections(settings: Settings, **sections: dict[str, Any]) -> Settings:
+    """A copy of frozen ``settings`` with fields of nested sections changed (``kafka={...}``)."""
+    update = {
+        name: getattr(settings, name).model_copy(update=fields) for name, fields in sections.items()
+    }
+    return settings.model_copy(update=update)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from lk.config import Settings
 
+SPEED_PROCESS = "speed"  # the long-running ``lk speed``
+
 
 class AlreadyRunningError(RuntimeError):
     """A process of that name runs already (its PID is in the message)."""

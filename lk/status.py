@@ -9,11 +9,11 @@ from pyspark.sql import SparkSession
 
 from batch_layer import runs
 from infra.topics import end_offsets
+from lake.source import ViewNotReadyError
 from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
-from lk.wiring import serving_source, streaming_lane_name
-from serving_layer.source import ViewNotReadyError
+from lk.wiring import Platform, build
 from speed_layer import progress
 from speed_layer.lane import find_lane
 
@@ -62,25 +62,21 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
     }
 
 
-def platform_status(spark: SparkSession, settings: Settings) -> dict[str, Any]:
+def platform_status(
+    spark: SparkSession, settings: Settings, platform: Platform | None = None
+) -> dict[str, Any]:
     """Mode, serving source, latest batch run, the streaming lane and Kappa versions."""
+    platform = platform or build(settings)
     tables = Tables.of(settings)
     status: dict[str, Any] = {"mode": settings.mode}
     try:
-        status["serving_source"] = serving_source(spark, settings).description
+        status["serving_source"] = platform.serving_source(spark).description
     except ViewNotReadyError as err:
         status["serving_source"] = f"none ({err})"
     run = runs.latest_published(spark, tables)
     status["batch"] = run.as_dict() if run else None
     try:
-        status["streaming"] = lane_status(spark, settings, streaming_lane_name(spark, settings))
+        status["streaming"] = lane_status(spark, settings, platform.streaming_lane_name(spark))
     except ViewNotReadyError as err:
         status["streaming"] = {"exists": False, "detail": str(err)}
-    if settings.mode == "kappa":
-        from kappa.versions import existing_versions, serving_version
-
-        status["kappa"] = {
-            "serving_version": serving_version(spark, tables),
-            "versions": existing_versions(spark, tables),
-        }
-    return status
+    return {**status, **platform.design_status(spark)}

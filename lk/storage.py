@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
+from urllib.parse import unquote, urlparse
+
 from pyspark.sql import SparkSession
+
+_COMMIT = re.compile(r"^(\d{20})\.json$")
 
 
 def _fs_path(spark: SparkSession, uri: str):
@@ -70,20 +76,39 @@ def list_dirs(spark: SparkSession, uri: str) -> list[str]:
     return [s.getPath().getName() for s in fs.listStatus(path) if s.isDirectory()]
 
 
-def delta_version(spark: SparkSession, uri: str) -> int | None:
+def delta_version(spark: SparkSession | None, uri: str) -> int | None:
     """The latest committed version of the Delta table at ``uri`` (None if there is none).
 
-    Reads the ``_delta_log`` listing only, no Spark job.
+    Lists ``_delta_log`` only, no Spark job: the highest ``NNNN.json`` commit file (commit
+    files are written atomically; old ones may be cleaned up, the newest never is).
+    Local tables are listed with ``os.scandir``, so a reader probing every second costs
+    no JVM call; any other URI through Spark's Hadoop client (then ``spark`` is needed).
     """
-    fs, path = _fs_path(spark, f"{uri}/_delta_log")
-    if not fs.exists(path):
-        return None
-    versions = [
-        int(name.removesuffix(".json"))
-        for status in fs.listStatus(path)
-        if (name := status.getPath().getName()).endswith(".json") and name[:-5].isdigit()
-    ]
-    return max(versions) if versions else None
+    log = f"{uri.rstrip('/')}/_delta_log"
+    path = _local_path(log)
+    if path is not None:
+        try:
+            with os.scandir(path) as entries:
+                names = [entry.name for entry in entries]
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+    elif spark is None:
+        raise ValueError(f"a SparkSession is needed to list {log}")
+    else:
+        fs, hadoop_path = _fs_path(spark, log)
+        if not fs.exists(hadoop_path):
+            return None
+        names = [status.getPath().getName() for status in fs.listStatus(hadoop_path)]
+    versions = [int(m.group(1)) for name in names if (m := _COMMIT.match(name))]
+    return max(versions, default=None)
+
+
+def _local_path(uri: str) -> str | None:
+    """The filesystem path of a ``file:`` URI or a plain path; None for remote URIs."""
+    if "://" not in uri and not uri.startswith("file:"):
+        return uri
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else None
 
 
 def delete_file(spark: SparkSession, uri: str) -> bool:

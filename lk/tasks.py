@@ -142,14 +142,13 @@ def speed_catch_up() -> dict[str, Any]:
     queries on one checkpoint would race, and that one catches up by itself.
     """
     from lk import detached
-    from lk.cli.speed import SPEED_PROCESS
-    from lk.wiring import run_streaming
+    from lk.wiring import build
 
     settings = load_settings()
-    if (pid := detached.running(settings, SPEED_PROCESS)) is not None:
+    if (pid := detached.running(settings, detached.SPEED_PROCESS)) is not None:
         log.info("lk speed runs (pid %s): it moves onto the new batch run by itself", pid)
         return {"lane": None, "micro_batches": 0, "seconds": 0.0, "long_running_pid": pid}
-    run = run_streaming(_session(settings, "speed"), settings, until_caught_up=True)
+    run = build(settings).run_streaming(_session(settings, "speed"), until_caught_up=True)
     return {"lane": run.lane, "micro_batches": run.micro_batches, "seconds": run.seconds}
 
 
@@ -176,13 +175,12 @@ def _lane_lag(settings: Settings) -> dict[str, Any]:
 def speed_ensure_running() -> dict[str, Any]:
     """Start ``lk speed`` detached unless a live one holds its PID file."""
     from lk import detached
-    from lk.cli.speed import SPEED_PROCESS
 
     settings = load_settings()
-    if (pid := detached.running(settings, SPEED_PROCESS)) is not None:
+    if (pid := detached.running(settings, detached.SPEED_PROCESS)) is not None:
         log.info("lk speed is alive (pid %s)", pid)
         return {"pid": pid, "started": False}
-    pid = detached.start(settings, SPEED_PROCESS, ["speed"])
+    pid = detached.start(settings, detached.SPEED_PROCESS, ["speed"])
     log.warning("lk speed was not running: started it detached (pid %s)", pid)
     return {"pid": pid, "started": True}
 
@@ -197,7 +195,6 @@ def speed_lag_check(process: dict[str, Any]) -> dict[str, Any]:
         RuntimeError: the lag stayed over the threshold, or ``lk speed`` died meanwhile.
     """
     from lk import detached
-    from lk.cli.speed import SPEED_PROCESS
 
     settings = load_settings()
     limit = settings.watchdog.max_lag
@@ -216,10 +213,9 @@ def speed_lag_check(process: dict[str, Any]) -> dict[str, Any]:
                 "consumer_lag": per_partition,
                 **process,
             }
-        if detached.running(settings, SPEED_PROCESS) is None:
-            raise RuntimeError(
-                f"lk speed died (lag {lag}):\n{detached.output_tail(settings, SPEED_PROCESS)}"
-            )
+        if detached.running(settings, detached.SPEED_PROCESS) is None:
+            tail = detached.output_tail(settings, detached.SPEED_PROCESS)
+            raise RuntimeError(f"lk speed died (lag {lag}):\n{tail}")
         if time.monotonic() >= deadline:
             raise RuntimeError(
                 f"consumer lag of {lane.get('lane')} stayed over {limit} offsets for "
@@ -334,14 +330,14 @@ def kappa_validate(built: dict[str, Any]) -> dict[str, Any]:
         QualityError: a check failed; the switch does not happen, the old version serves.
     """
     from kappa.versions import EPOCH, open_version
+    from lk.wiring import build
     from quality.checks import TableChecks, require, run_checks
-    from views.registry import default_registry
 
     settings = load_settings()
     spark = _session(settings, "kappa-validate")
     lane = open_version(spark, settings, built["version"])
     reports = []
-    for view in default_registry():
+    for view in build(settings).registry:
         presented = view.serve(spark.read.format("delta").load(lane.state(EPOCH, view.name)))
         checks = TableChecks(
             table=view.name, not_null=view.key, unique_key=view.key, non_negative=view.non_negative
@@ -419,15 +415,15 @@ def compare_with_oracle(design: str) -> dict[str, Any]:
     lateness, and a Lambda view holds provisional speed rows until the next batch.
     """
     import oracle
-    from lk.wiring import serving_source
+    from lake.source import ViewNotReadyError
+    from lk.wiring import build
     from serving_layer.read import serving_state
-    from serving_layer.source import ViewNotReadyError
-    from views.registry import default_registry
 
     settings = load_settings(mode=design)
+    platform = build(settings)
     spark = _session(settings, f"compare-{design}")
     try:
-        source = serving_source(spark, settings)
+        source = platform.serving_source(spark)
     except ViewNotReadyError as err:
         return {"design": design, "serving": None, "detail": str(err)}
     events = _consume_all(settings, settings.kafka.events_topic)
@@ -437,9 +433,9 @@ def compare_with_oracle(design: str) -> dict[str, Any]:
         oracle.dedup(decoded), oracle.catalog_state(catalog), settings.views
     )
     report: dict[str, Any] = {"design": design, "serving": source.description, "views": {}}
-    for view in default_registry():
+    for view in platform.registry:
         try:
-            served = view.serve(serving_state(spark, settings, view, source))
+            served = view.serve(serving_state(spark, view, source))
         except ViewNotReadyError as err:
             report["views"][view.name] = {"detail": str(err)}
             continue

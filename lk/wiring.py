@@ -11,71 +11,148 @@ mode          streaming job (``lk speed``)                    readers are served
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
+from lake.source import ServingSource, ViewNotReadyError
 from lk.config import Settings
-from serving_layer.source import ServingSource, ViewNotReadyError, lambda_source
+from lk.tables import Tables
+from serving_layer.read import read_view
+from serving_layer.refresh import Refresher
 from speed_layer.stream import LaneRun
 from views.registry import ViewRegistry, default_registry
 
-
-def serving_source(spark: SparkSession, settings: Settings) -> ServingSource:
-    """Where readers (``lk query``, SQL views, the HTTP API) read each view."""
-    if settings.mode == "kappa":
-        from kappa.versions import kappa_source
-
-        return kappa_source(spark, settings)
-    return lambda_source(spark, settings)
+NO_KAPPA_VERSION = "no Kappa version yet: run `lk kappa reprocess` to build v1"
 
 
-def streaming_lane_name(spark: SparkSession, settings: Settings) -> str:
-    """The lane ``lk speed`` keeps fresh in this mode."""
-    if settings.mode == "kappa":
-        from kappa.versions import lane_name, serving_version
-        from lk.tables import Tables
+@dataclass(frozen=True)
+class Platform:
+    """The platform built once from the settings: every entry point asks it, not ``mode``.
 
-        version = serving_version(spark, Tables.of(settings))
-        if version is None:
-            raise ViewNotReadyError("no Kappa version yet: run `lk kappa reprocess` to build v1")
-        return lane_name(version)
-    from speed_layer.lambda_lane import LAMBDA_LANE
+    Attributes:
+        settings: the typed settings.
+        registry: the views, one registry for every layer and reader.
+    """
 
-    return LAMBDA_LANE
+    settings: Settings
+    registry: ViewRegistry = field(default_factory=default_registry)
 
+    @property
+    def tables(self) -> Tables:
+        """Where every table lives."""
+        return Tables.of(self.settings)
 
-def run_streaming(
-    spark: SparkSession,
-    settings: Settings,
-    registry: ViewRegistry | None = None,
-    *,
-    until_caught_up: bool,
-    on_progress: Callable[[dict], None] | None = None,
-) -> LaneRun:
-    """Run this mode's streaming job: the Lambda speed layer, or the serving Kappa version."""
-    registry = registry or default_registry()
-    if settings.mode == "kappa":
-        from kappa.reprocess import run_version
-        from kappa.versions import open_version, serving_version
-        from lk.tables import Tables
+    @property
+    def kappa(self) -> bool:
+        """Whether this is the Kappa design (the one branch on ``mode``)."""
+        return self.settings.mode == "kappa"
 
-        version = serving_version(spark, Tables.of(settings))
-        if version is None:
-            raise ViewNotReadyError("no Kappa version yet: run `lk kappa reprocess` to build v1")
-        lane = open_version(spark, settings, version)
-        return run_version(
+    def serving_source(self, spark: SparkSession) -> ServingSource:
+        """Where readers (``lk query``, SQL views, the HTTP API) read each view."""
+        if self.kappa:
+            from kappa.versions import kappa_source
+
+            return kappa_source(spark, self.tables, self.registry)
+        from lambda_arch.source import lambda_source
+
+        return lambda_source(spark, self.tables, self.registry)
+
+    def watched_tables(self) -> tuple[str, ...]:
+        """Tables whose commits are the only things that can change the serving source."""
+        if self.kappa:
+            from kappa.versions import pointer_path
+
+            return (pointer_path(self.tables),)
+        from lambda_arch.source import watched_tables
+
+        return watched_tables(self.tables)
+
+    def read(self, spark: SparkSession, name: str, *, with_status: bool = False) -> DataFrame:
+        """Presented rows of view ``name`` as readers are served them."""
+        view = self.registry.get(name)
+        source = self.serving_source(spark)
+        return read_view(spark, source, view, self.settings.views, with_status=with_status)
+
+    def refresher(
+        self, spark: SparkSession | None = None, interval: timedelta | float | None = None
+    ) -> Refresher:
+        """What keeps the HTTP API's in-memory snapshots current (see ``serving_layer``)."""
+        return Refresher(
+            self.settings,
+            self.registry,
+            self.serving_source,
+            pointers=self.watched_tables(),
+            spark=spark,
+            interval=interval,
+        )
+
+    def streaming_lane_name(self, spark: SparkSession) -> str:
+        """The lane ``lk speed`` keeps fresh in this mode."""
+        if self.kappa:
+            from kappa.versions import lane_name, serving_version
+
+            version = serving_version(spark, self.tables)
+            if version is None:
+                raise ViewNotReadyError(NO_KAPPA_VERSION)
+            return lane_name(version)
+        from lambda_arch.epochs import LAMBDA_LANE
+
+        return LAMBDA_LANE
+
+    def run_streaming(
+        self,
+        spark: SparkSession,
+        *,
+        until_caught_up: bool,
+        on_progress: Callable[[dict], None] | None = None,
+    ) -> LaneRun:
+        """Run this mode's streaming job: the Lambda speed layer, or the serving Kappa version."""
+        if self.kappa:
+            from kappa.reprocess import run_version
+            from kappa.versions import open_version, serving_version
+
+            version = serving_version(spark, self.tables)
+            if version is None:
+                raise ViewNotReadyError(NO_KAPPA_VERSION)
+            lane = open_version(spark, self.settings, version)
+            return run_version(
+                spark,
+                self.settings,
+                lane,
+                self.registry,
+                until_caught_up=until_caught_up,
+                on_progress=on_progress,
+            )
+        from lambda_arch.epochs import run_speed
+
+        return run_speed(
             spark,
-            settings,
-            lane,
-            registry,
+            self.settings,
+            self.registry,
             until_caught_up=until_caught_up,
             on_progress=on_progress,
         )
-    from speed_layer.lambda_lane import run_speed
 
-    return run_speed(
-        spark, settings, registry, until_caught_up=until_caught_up, on_progress=on_progress
-    )
+    def design_status(self, spark: SparkSession) -> dict[str, Any]:
+        """What only this design has to report (Kappa: the versions and the pointer)."""
+        if not self.kappa:
+            return {}
+        from kappa.versions import existing_versions, serving_version
+
+        return {
+            "kappa": {
+                "serving_version": serving_version(spark, self.tables),
+                "versions": existing_versions(spark, self.tables),
+            }
+        }
+
+
+def build(settings: Settings, registry: ViewRegistry | None = None) -> Platform:
+    """The platform for ``settings`` (the built-in views unless ``registry`` is given)."""
+    return Platform(settings, registry or default_registry())
 
 
 #: The design each Airflow DAG operates; ``None``: it serves whichever design ``mode`` picks.

@@ -20,18 +20,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import orjson
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import Response
-from pyspark.sql import SparkSession
 
-from lk.config import Settings
 from serving_layer.refresh import Refresher, ServedState
 from serving_layer.snapshot import FilterValueError, ViewSnapshot, render
-from views.registry import UnknownViewError, ViewRegistry
+from views.registry import UnknownViewError
 
 _HEALTH_FIELDS = ("served", "version", "rows", "refreshed_at", "reason")
 
@@ -91,30 +89,15 @@ def _filters(snap: ViewSnapshot, request: Request) -> tuple[dict[str, Any], int 
     return filters, limit
 
 
-def create_app(
-    settings: Settings,
-    registry: ViewRegistry | None = None,
-    *,
-    spark: SparkSession | None = None,
-    refresh_interval: timedelta | float | None = None,
-    refresher: Refresher | None = None,
-) -> FastAPI:
+def create_app(refresher: Refresher) -> FastAPI:
     """Build the read API; its lifespan starts and stops the background refresher.
 
     Args:
-        settings: platform settings (mode, storage, ``serving.refresh_interval``).
-        registry: views to serve (the built-in ones by default).
-        spark: a session for refreshes; by default the refresher builds one once, on
-            its own thread, and stops it at shutdown.
-        refresh_interval: seconds (or a timedelta) between checks for new table versions;
-            default ``settings.serving.refresh_interval``.
-        refresher: a ready-made refresher (then ``registry``, ``spark`` and
-            ``refresh_interval`` are ignored).
+        refresher: what keeps the served snapshots current (``Platform.refresher``).
 
     Returns:
         The FastAPI application; ``app.state.refresher`` is its refresher.
     """
-    refresher = refresher or Refresher(settings, registry, spark=spark, interval=refresh_interval)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -5,18 +5,13 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lk.config import Settings
-from lk.wiring import serving_source
-from serving_layer.source import ServingSource, ViewNotReadyError
+from lake.source import ServingSource, ViewNotReadyError
+from lk.config import ViewSettings
 from views.base import View
-from views.registry import ViewRegistry, default_registry
 
 
-def serving_state(
-    spark: SparkSession, settings: Settings, view: View, source: ServingSource | None = None
-) -> DataFrame:
-    """The merged state of ``view`` (from ``source``, resolved for the mode if not given)."""
-    source = source or serving_source(spark, settings)
+def serving_state(spark: SparkSession, view: View, source: ServingSource) -> DataFrame:
+    """The merged state of ``view`` as ``source`` publishes it."""
     if view.name not in source.paths:
         raise ViewNotReadyError(f"{view.name} is not computed by {source.description}")
     return spark.read.format("delta").load(source.paths[view.name])
@@ -24,16 +19,14 @@ def serving_state(
 
 def read_view(
     spark: SparkSession,
-    settings: Settings,
-    name: str,
-    registry: ViewRegistry | None = None,
+    source: ServingSource,
+    view: View,
+    settings: ViewSettings,
     *,
     with_status: bool = False,
 ) -> DataFrame:
-    """Presented rows of view ``name``, in key order (optionally labelled, see below)."""
-    view = (registry or default_registry()).get(name)
-    source = serving_source(spark, settings)
-    presented = view.serve(serving_state(spark, settings, view, source))
+    """Presented rows of ``view`` from ``source``, in key order (optionally labelled)."""
+    presented = view.serve(serving_state(spark, view, source))
     if with_status:
         presented = label(spark, settings, view, presented, source)
     return presented.orderBy(*view.order_by) if view.order_by else presented
@@ -41,10 +34,10 @@ def read_view(
 
 def label(
     spark: SparkSession,
-    settings: Settings,
+    settings: ViewSettings,
     view: View,
     rows: DataFrame,
-    source: ServingSource | None = None,
+    source: ServingSource,
 ) -> DataFrame:
     """Add ``status``: ``final`` or ``provisional``.
 
@@ -53,7 +46,6 @@ def label(
     recomputes them. Kappa: a row is final once its ``settles_with`` time is behind the
     view's watermark (events that late are excluded for good), provisional before.
     """
-    source = source or serving_source(spark, settings)
     if source.design == "lambda":
         batch = source.batch_paths.get(view.name)
         if batch is None or batch == source.paths.get(view.name):
@@ -66,7 +58,7 @@ def label(
     clock = source.clock
     if clock is None or view.settles_with is None:
         return rows.withColumn("status", F.lit("provisional"))
-    watermark = clock - settings.views.lateness(view.name)
+    watermark = clock - settings.lateness(view.name)
     return rows.withColumn(
         "status",
         F.when(F.col(view.settles_with) <= F.lit(watermark), "final").otherwise("provisional"),

@@ -1,9 +1,9 @@
 """Keep in-memory snapshots of every presented view current, from a background thread.
 
 Each cycle first probes, without a Spark job, the Delta versions of the tables that
-decide the serving source (Lambda: the batch runs log and the speed lane's progress
-log; Kappa: the pointer log). Only when one of them moved does it ask
-:func:`serving_layer.read.serving_source` (Spark) which tables to serve. Then it probes
+decide the serving source (the design names them: Lambda's batch runs log and speed
+lane progress log, Kappa's pointer log). Only when one of them moved does it resolve
+the source again (with Spark). Then it probes
 the version of every served view table and reloads a view only when its table or
 version changed, through the one presentation code path: ``view.serve(state)`` on
 the SparkSession the process built once. Requests never touch Spark; they read the
@@ -14,20 +14,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import SparkSession
 
+from lake.source import ServingSource, ViewNotReadyError
 from lk.config import Settings
-from lk.tables import Tables
-from lk.wiring import serving_source
+from lk.storage import delta_version
 from serving_layer.snapshot import ViewSnapshot
-from serving_layer.source import ServingSource, ViewNotReadyError
-from serving_layer.versions import table_version
 from views.base import View
-from views.registry import ViewRegistry, default_registry
+from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 
@@ -37,23 +35,6 @@ Resolve = Callable[[SparkSession], ServingSource]
 def now() -> datetime:
     """The current UTC time, naive (the platform's convention)."""
     return datetime.now(UTC).replace(tzinfo=None)
-
-
-def pointer_tables(settings: Settings) -> list[str]:
-    """Delta tables whose commits are the only things that can change the serving source.
-
-    Lambda's source follows the latest published batch run and the speed lane's latest
-    progress row; Kappa's follows the pointer log's newest row.
-    """
-    tables = Tables.of(settings)
-    if settings.mode == "kappa":
-        from kappa.versions import pointer_path
-
-        return [pointer_path(tables)]
-    from speed_layer.lambda_lane import LAMBDA_LANE
-    from speed_layer.lane import lane_root
-
-    return [tables.batch_runs, f"{lane_root(tables, LAMBDA_LANE)}/progress"]
 
 
 @dataclass(frozen=True)
@@ -116,36 +97,35 @@ class Refresher:
     def __init__(
         self,
         settings: Settings,
-        registry: ViewRegistry | None = None,
+        registry: ViewRegistry,
+        resolve: Resolve,
         *,
+        pointers: Sequence[str] | None = None,
         spark: SparkSession | None = None,
         interval: timedelta | float | None = None,
-        resolve: Resolve | None = None,
-        pointers: list[str] | None = None,
     ) -> None:
         """Prepare (not start) a refresher.
 
         Args:
             settings: platform settings (mode, storage root, Spark).
-            registry: views to serve (the built-in ones by default).
+            registry: views to serve.
+            resolve: finds the serving source (``Platform.serving_source``).
+            pointers: tables whose commits can change the source
+                (``Platform.watched_tables``); None: resolve again every cycle.
             spark: a session to use; when None one is built on the refresher's thread
                 with :func:`lk.spark.build_session` and stopped by :meth:`stop`.
             interval: time between checks (default ``settings.serving.refresh_interval``).
-            resolve: finds the serving source (default :func:`serving_source`).
-            pointers: tables whose commits can change the source (default
-                :func:`pointer_tables`; with an explicit ``resolve`` and no pointers the
-                source is re-resolved every cycle).
         """
         self.settings = settings
-        self.registry = registry or default_registry()
+        self.registry = registry
         interval = settings.serving.refresh_interval if interval is None else interval
         self.interval = (
             interval.total_seconds() if isinstance(interval, timedelta) else float(interval)
         )
         self._spark = spark
         self._owns_spark = spark is None
-        self._resolve = resolve or (lambda session: serving_source(session, settings))
-        self._pointers = pointer_tables(settings) if resolve is None else pointers
+        self._resolve = resolve
+        self._pointers = pointers
         self._pointer_versions: tuple[int | None, ...] | None = None
         self._source: ServingSource | None = None
         self._not_ready: ViewNotReadyError | None = None
@@ -172,7 +152,7 @@ class Refresher:
     def _pointer_fingerprint(self) -> tuple[int | None, ...] | None:
         if self._pointers is None:
             return None
-        return tuple(table_version(self.spark, uri) for uri in self._pointers)
+        return tuple(delta_version(self.spark, uri) for uri in self._pointers)
 
     def _current_source(self) -> ServingSource:
         """The serving source; resolved with Spark only when a pointer table moved."""
@@ -213,7 +193,7 @@ class Refresher:
             changed = current.keys() - {v.name for v in self.registry}
             for view in self.registry:
                 path = source.paths.get(view.name)
-                version = None if path is None else table_version(self.spark, path)
+                version = None if path is None else delta_version(self.spark, path)
                 if path is None or version is None:
                     missing[view.name] = f"{view.name} is not computed by {source.description}"
                     changed |= {view.name} & current.keys()

@@ -33,8 +33,6 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from lk.cli.query import to_json_value
-
 
 class FilterValueError(ValueError):
     """A filter value cannot be read as its column's type."""
@@ -73,6 +71,19 @@ _PARSERS: tuple[tuple[tuple[type[DataType], ...], Callable[[str], Any]], ...] = 
     ((TimestampType, TimestampNTZType), parse_timestamp),
     ((DateType,), lambda text: date.fromisoformat(text.strip())),
 )
+
+
+def to_json_value(value: Any) -> Any:
+    """JSON-ready scalar: ISO-8601 UTC timestamps, decimals as numbers."""
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="milliseconds") + "Z"
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    return value
 
 
 @dataclass(frozen=True)

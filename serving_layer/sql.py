@@ -2,7 +2,7 @@
 
 ::
 
-    register_views(spark, settings)
+    register_views(spark, platform.serving_source(spark), platform.registry)
     spark.sql("SELECT * FROM revenue_by_category WHERE category = 'books'")
 
 Each temp view is ``view.serve(state)`` over the serving source's table for that view
@@ -15,31 +15,24 @@ from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
-from lk.config import Settings
-from lk.wiring import serving_source
-from views.registry import ViewRegistry, default_registry
+from lake.source import ServingSource
+from views.registry import ViewRegistry
 
 
-def register_views(
-    spark: SparkSession, settings: Settings, registry: ViewRegistry | None = None
-) -> list[str]:
+def register_views(spark: SparkSession, source: ServingSource, registry: ViewRegistry) -> list[str]:
     """Create or replace one temp view per served view, named after the view.
 
     Args:
         spark: the session the temp views are registered in.
-        settings: platform settings (mode, storage root).
-        registry: views to register (the built-in ones by default).
+        source: where the design publishes each view (``Platform.serving_source``).
+        registry: views to register.
 
     Returns:
         The names registered, in registry order. A view the source has not computed is
         not registered (and a stale temp view of that name is dropped).
-
-    Raises:
-        ViewNotReadyError: nothing has computed any view yet.
     """
-    source = serving_source(spark, settings)
     registered: list[str] = []
-    for view in registry or default_registry():
+    for view in registry:
         path = source.paths.get(view.name)
         if path is None:
             spark.catalog.dropTempView(view.name)

@@ -1,10 +1,6 @@
 """The speed layer: Spark Structured Streaming over ``events``, running the same views.
 
-In Lambda mode it covers what arrived since the latest batch cutoff (one lane,
-``lambda-speed``, whose state is rebased onto each new batch run); in Kappa mode the
-same code is the only code (one lane per version, see :mod:`kappa`).
+A lane (:mod:`speed_layer.lane`) is one streaming job with its own checkpoint, state
+and progress log. The Lambda design runs one lane on top of the batch layer's runs
+(:mod:`lambda_arch`); Kappa runs one lane per version of the views (:mod:`kappa`).
 """
-
-from speed_layer.lambda_lane import LAMBDA_LANE, lambda_epoch, run_speed
-
-__all__ = ["LAMBDA_LANE", "lambda_epoch", "run_speed"]

@@ -47,11 +47,11 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from batch_layer import bronze
-from batch_layer.job import below
 from event_log.catalog import read_catalog
 from event_log.decode import EVENT_COLUMNS, EVENT_SCHEMA, quarantined
 from infra.topics import end_offsets
+from lake import quarantine
+from lake.offsets import below
 from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
@@ -64,7 +64,6 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 PRUNE_EVERY = 20
-LATE_SCHEMA_EXTRA = ("lane", "view", "batch_id", "watermark")
 
 
 @dataclass(frozen=True)
@@ -375,10 +374,10 @@ class MicroBatchProcessor:
         (:func:`speed_layer.recovery.recover`).
         """
         if not self._quarantine_ready:
-            bronze.ensure_tables(self.spark, self.tables)
+            quarantine.ensure_table(self.spark, self.tables)
             self._quarantine_ready = True
         attempt = self.lane.attempt(batch_id)
-        rows = bronze.quarantine_rows(quarantined(batch), self.lane.name, attempt)
+        rows = quarantine.quarantine_rows(quarantined(batch), self.lane.name, attempt)
         self._append(rows, self.tables.quarantine, "quarantine", batch_id)
 
     def _write_late(

@@ -13,6 +13,7 @@ from datetime import datetime
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from lake.offsets import dump_offsets, load_offsets
 from lk import storage
 from speed_layer.lane import Lane
 
@@ -58,14 +59,6 @@ class BatchProgress:
         return 0.0
 
 
-def _offsets(text: str | None) -> dict[int, int]:
-    return {int(k): int(v) for k, v in json.loads(text or "{}").items()}
-
-
-def _dump(offsets: dict[int, int]) -> str:
-    return json.dumps({str(k): v for k, v in sorted(offsets.items())})
-
-
 def append(spark: SparkSession, lane: Lane, progress: BatchProgress) -> None:
     """Record a micro-batch (idempotent: ``txnVersion`` = batch id) or a rebase.
 
@@ -75,9 +68,9 @@ def append(spark: SparkSession, lane: Lane, progress: BatchProgress) -> None:
     row = (
         progress.batch_id,
         progress.epoch,
-        _dump(progress.cutoff),
-        _dump(progress.start_offsets),
-        _dump(progress.end_offsets),
+        dump_offsets(progress.cutoff),
+        dump_offsets(progress.start_offsets),
+        dump_offsets(progress.end_offsets),
         progress.max_event_time,
         progress.input_rows,
         progress.valid_rows,
@@ -105,9 +98,9 @@ def _parse(row: dict) -> BatchProgress:
     return BatchProgress(
         batch_id=row["batch_id"],
         epoch=row["epoch"],
-        cutoff=_offsets(row["cutoff"]),
-        start_offsets=_offsets(row["start_offsets"]),
-        end_offsets=_offsets(row["end_offsets"]),
+        cutoff=load_offsets(row["cutoff"]),
+        start_offsets=load_offsets(row["start_offsets"]),
+        end_offsets=load_offsets(row["end_offsets"]),
         max_event_time=row["max_event_time"],
         input_rows=row["input_rows"],
         valid_rows=row["valid_rows"],

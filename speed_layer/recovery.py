@@ -30,7 +30,7 @@ import re
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from batch_layer import bronze
+from lake import quarantine
 from lk import storage
 from lk.tables import Tables
 from speed_layer.lane import Lane, bump_generation
@@ -82,7 +82,7 @@ def recover(spark: SparkSession, lane: Lane, tables: Tables) -> Lane:
                 storage.delete(spark, table)
             else:
                 DeltaTable.forPath(spark, table).restoreToVersion(version)
-        bronze.forget_quarantined(spark, tables, lane.name, lane.attempt(planned))
+        quarantine.forget_quarantined(spark, tables, lane.name, lane.attempt(planned))
     recovered = bump_generation(spark, lane)
     storage.delete_file(spark, uri)
     if committed is None:

@@ -17,13 +17,12 @@ from event_log.decode import decode_events
 from event_log.kafka_source import read_stream
 from infra.topics import end_offsets
 from lk import storage
-from lk.config import Settings
+from lk.config import Settings, format_duration
 from lk.tables import Tables
 from speed_layer.lane import Lane
 from speed_layer.micro_batch import Epoch, MicroBatchProcessor
 from speed_layer.recovery import recover
 from views.registry import ViewRegistry
-from views.windows import interval
 
 log = logging.getLogger(__name__)
 Progress = Callable[[dict], None]
@@ -53,7 +52,7 @@ def deduplicated_events(spark: SparkSession, settings: Settings) -> DataFrame:
     )
     return (
         decoded.withColumn("_dedup_key", key)
-        .withWatermark("kafka_timestamp", interval(settings.stream.dedup_horizon))
+        .withWatermark("kafka_timestamp", format_duration(settings.stream.dedup_horizon))
         .dropDuplicatesWithinWatermark(["_dedup_key"])
         .drop("_dedup_key")
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lk.config import Settings, load_settings
+from lk.config import Settings, load_settings, with_sections
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,47 +37,15 @@ def spark(base_settings: Settings) -> Iterator:
     session.stop()
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def with_sections(settings: Settings, **sections: dict) -> Settings:
-    """Copy frozen Settings, updating fields of nested sections (``kafka={...}``)."""
-    update = {
-        name: getattr(settings, name).model_copy(update=fields) for name, fields in sections.items()
-    }
-    return settings.model_copy(update=update)
-
-
 @pytest.fixture(scope="session")
 def kafka_settings(
     base_settings: Settings, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Settings]:
     """One real KRaft broker for the test session, on two free ports and a temp home."""
-    from infra import kafka_broker
+    from infra.local import local_broker
 
-    port, controller_port = free_port(), free_port()
-    while controller_port == port:
-        controller_port = free_port()
-    settings = with_sections(
-        base_settings,
-        broker={
-            "port": port,
-            "controller_port": controller_port,
-            "home": tmp_path_factory.mktemp("kafka-broker"),
-        },
-        kafka={"bootstrap_servers": f"127.0.0.1:{port}"},
-    )
-    try:
-        kafka_broker.up(settings)
+    with local_broker(base_settings, tmp_path_factory.mktemp("kafka-broker")) as settings:
         yield settings
-    finally:
-        kafka_broker.down(settings)
 
 
 def fresh_topics(kafka_settings: Settings, **kafka: object) -> Settings:

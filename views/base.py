@@ -51,7 +51,6 @@ class View:
             combination is exact.
         present: state -> presented rows.
         order_by: presentation order.
-        needs_catalog: whether ``compute`` reads ``ViewContext.catalog``.
         context_lookback: for views that join events with earlier events (stream-stream
             joins): how far behind the watermark the streaming layers must keep events.
 
@@ -64,7 +63,6 @@ class View:
     merge_rule: str
     present: Present = drop_internal
     order_by: tuple[str, ...] = ()
-    needs_catalog: bool = False
     context_lookback: Callable[[ViewSettings], object] | None = None
     non_negative: tuple[str, ...] = ()
     totals: Totals | None = None

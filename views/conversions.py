@@ -5,6 +5,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from lk.config import format_duration
 from views.base import View, ViewContext
 from views.windows import bounds, tumbling
 
@@ -26,7 +27,7 @@ def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
         F.col("product_id").alias("_v_product"),
         F.col("event_time").alias("_view_time"),
     )
-    lookback = F.expr(f"INTERVAL {int(settings.conversion_lookback.total_seconds())} SECONDS")
+    lookback = F.expr(f"INTERVAL {format_duration(settings.conversion_lookback)}")
     matches = (
         (F.col("user_id") == F.col("_v_user"))
         & (F.col("product_id") == F.col("_v_product"))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from lk.config import format_duration
 from views.base import View, ViewContext
-from views.windows import hopping_starts, interval, tumbling
+from views.windows import hopping_starts, tumbling
 
 KEY = ("window_start", "event_type")
 
@@ -52,7 +53,8 @@ def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
         "_users_sketch",
         "_user_ids",
     ).withColumn(
-        "window_end", F.col("window_start") + F.expr(f"INTERVAL {interval(settings.hop_window)}")
+        "window_end",
+        F.col("window_start") + F.expr(f"INTERVAL {format_duration(settings.hop_window)}"),
     )
     return merge(in_windows)
 

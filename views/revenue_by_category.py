@@ -50,7 +50,6 @@ VIEW = View(
     merge=merge,
     merge_rule="orders and revenue add per (window, category): exact for any split",
     order_by=KEY,
-    needs_catalog=True,
     non_negative=("orders", "revenue"),
     totals=lambda events, _: {
         "orders": F.count(F.when(F.col("event_type") == "purchase", 1)),

@@ -6,8 +6,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from event_log.decode import AMOUNT
+from lk.config import format_duration
 from views.base import View, ViewContext
-from views.windows import interval
 
 KEY = ("user_id", "session_start")
 
@@ -18,7 +18,7 @@ def _purchase() -> Column:
 
 def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
     """Spark session windows per user: an event more than ``gap`` after the last starts anew."""
-    session = F.session_window("event_time", interval(ctx.settings.session_gap)).alias("s")
+    session = F.session_window("event_time", format_duration(ctx.settings.session_gap)).alias("s")
     return (
         events.groupBy("user_id", session)
         .agg(

@@ -7,16 +7,12 @@ from datetime import timedelta
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-
-def interval(duration: timedelta) -> str:
-    """A Spark interval string for a duration (``"600 seconds"``)."""
-    millis = round(duration.total_seconds() * 1000)
-    return f"{millis // 1000} seconds" if millis % 1000 == 0 else f"{millis} milliseconds"
+from lk.config import format_duration
 
 
 def tumbling(time_column: str, size: timedelta) -> Column:
     """Tumbling window struct of ``time_column``."""
-    return F.window(time_column, interval(size))
+    return F.window(time_column, format_duration(size))
 
 
 def hopping_starts(pane_start: str, size: timedelta, slide: timedelta) -> Column:
@@ -27,8 +23,8 @@ def hopping_starts(pane_start: str, size: timedelta, slide: timedelta) -> Column
     its one pane and then each pane into its windows, instead of each event into every
     window: ``size / slide`` times fewer rows to aggregate.
     """
-    first = F.col(pane_start) - F.expr(f"INTERVAL {interval(size - slide)}")
-    return F.sequence(first, F.col(pane_start), F.expr(f"INTERVAL {interval(slide)}"))
+    first = F.col(pane_start) - F.expr(f"INTERVAL {format_duration(size - slide)}")
+    return F.sequence(first, F.col(pane_start), F.expr(f"INTERVAL {format_duration(slide)}"))
 
 
 def bounds(window: str = "window") -> list[Column]:

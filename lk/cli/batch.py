@@ -19,11 +19,11 @@ def batch_command(
     """Recompute every view over the whole log up to a frozen cutoff and publish atomically."""
     from batch_layer.job import run_batch
     from lk.spark import build_session
+    from lk.wiring import build
     from quality.checks import QualityError
-    from views.registry import default_registry
 
     config = settings()
-    registry = default_registry()
+    registry = build(config).registry
     spark = build_session(config, app_name="lk-batch")
     with Progress(
         "[progress.description]{task.description}",

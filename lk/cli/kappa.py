@@ -56,7 +56,7 @@ def build(version: Annotated[int, typer.Argument(help="The version to replay int
     from kappa.versions import existing_versions, open_version
     from lk.spark import build_session
     from lk.tables import Tables
-    from views.registry import default_registry
+    from lk.wiring import build
 
     config = settings()
     spark = build_session(config, app_name="lk-kappa-build")
@@ -65,7 +65,9 @@ def build(version: Annotated[int, typer.Argument(help="The version to replay int
         raise typer.Exit(1)
     lane = open_version(spark, config, version)
     with failures_as_exit(KappaError):
-        run = run_version(spark, replaying(config), lane, default_registry(), until_caught_up=True)
+        run = run_version(
+            spark, replaying(config), lane, build(config).registry, until_caught_up=True
+        )
     console.print(f"v{version}: {run.input_rows:,} rows in {run.seconds:.1f} s")
 
 

@@ -4,28 +4,13 @@ from __future__ import annotations
 
 import csv
 import sys
-from datetime import date, datetime
-from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import orjson
 import typer
 from rich.table import Table
 
 from lk.cli.common import console, err_console, settings
-
-
-def to_json_value(value: Any) -> Any:
-    """JSON-ready scalar: ISO-8601 UTC timestamps, decimals as numbers."""
-    if isinstance(value, datetime):
-        return value.isoformat(timespec="milliseconds") + "Z"
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, bytes | bytearray):
-        return value.hex()
-    return value
 
 
 def query_command(
@@ -37,14 +22,16 @@ def query_command(
     limit: Annotated[int | None, typer.Option(help="At most this many rows.")] = None,
 ) -> None:
     """Print a serving view (the same rows the SQL views and the HTTP API give)."""
+    from lake.source import ViewNotReadyError
     from lk.spark import build_session
-    from serving_layer.read import ViewNotReadyError, read_view
+    from lk.wiring import build
+    from serving_layer.snapshot import to_json_value
     from views.registry import UnknownViewError
 
     config = settings()
     spark = build_session(config, app_name="lk-query")
     try:
-        frame = read_view(spark, config, view, with_status=True)
+        frame = build(config).read(spark, view, with_status=True)
     except (UnknownViewError, ViewNotReadyError) as err:
         err_console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(1) from None

@@ -28,10 +28,11 @@ def serve_command(
     """Serve the views over HTTP: GET /health, /views, /views/{name}?col=value&limit=N."""
     import uvicorn
 
+    from lk.wiring import build
     from serving_layer.api import create_app
 
     config = settings()
-    app = create_app(config, refresh_interval=refresh_interval)
+    app = create_app(build(config).refresher(interval=refresh_interval))
     host = host or config.serving.host
     port = port or config.serving.port
     console.print(

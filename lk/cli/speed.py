@@ -11,7 +11,6 @@ from rich.table import Table
 from lk.cli.common import console, failures_as_exit, settings
 
 #: The PID file name of the long-running ``lk speed`` (see ``lk.detached``).
-SPEED_PROCESS = "speed"
 
 
 def speed_command(
@@ -22,10 +21,10 @@ def speed_command(
     """Run the streaming job: the Lambda speed layer, or the serving Kappa version."""
     from contextlib import ExitStack
 
+    from lake.source import ViewNotReadyError
     from lk import detached
     from lk.spark import build_session
-    from lk.wiring import run_streaming
-    from serving_layer.source import ViewNotReadyError
+    from lk.wiring import build
 
     config = settings()
 
@@ -40,9 +39,9 @@ def speed_command(
         if not until_caught_up:
             # The long-running job holds a PID file: the Airflow watchdog checks it, and a
             # second `lk speed` on the same lane is refused instead of racing the first.
-            stack.enter_context(detached.claim(config, SPEED_PROCESS))
+            stack.enter_context(detached.claim(config, detached.SPEED_PROCESS))
         spark = build_session(config, app_name="lk-speed")
-        run = run_streaming(spark, config, until_caught_up=until_caught_up, on_progress=show)
+        run = build(config).run_streaming(spark, until_caught_up=until_caught_up, on_progress=show)
     console.print(f"{run.lane}: {run.input_rows:,} rows in {run.seconds:.1f} s")
 
 

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from event_log.generator import WorkloadSpec
+from infra.local import free_ports
 from lk.config import Settings, load_settings
-from tests.conftest import free_port, fresh_topics
+from tests.conftest import fresh_topics
 from tests.dags.conftest import lk_env
 from tests.support.kafka import consume_all, produce_spec
 from tests.support.workload import assert_view_matches, oracle_views
@@ -26,20 +27,13 @@ RUN_TIMEOUT_S = 900
 MAX_QUARANTINED_FRACTION = "0.2"
 
 
-def _free_ports(count: int) -> list[int]:
-    ports: set[int] = set()
-    while len(ports) < count:
-        ports.add(free_port())
-    return sorted(ports)
-
-
 @pytest.fixture(scope="module")
 def airflow_up(kafka_settings: Settings, tmp_path_factory) -> Iterator[tuple[Settings, Settings]]:
     """(settings of the test's topics, settings Airflow runs with) while Airflow is up."""
     from infra import airflow
 
     topics = fresh_topics(kafka_settings)
-    api, worker_logs, trigger_logs = _free_ports(3)
+    api, worker_logs, trigger_logs = free_ports(3)
     env = lk_env(
         topics,
         LK_MODE="lambda",
@@ -104,9 +98,9 @@ def _run_nightly(settings: Settings) -> tuple[str, dict[str, str | None]]:
 
 
 def _served(spark, settings: Settings, name: str) -> list:
-    from serving_layer.read import read_view
+    from tests.support.serving import read_served
 
-    return [r.asDict() for r in read_view(spark, settings, name).collect()]
+    return [r.asDict() for r in read_served(spark, settings, name).collect()]
 
 
 def test_nightly_run_under_the_scheduler_serves_what_the_oracle_computes(spark, airflow_up):
@@ -126,10 +120,10 @@ def test_nightly_run_under_the_scheduler_serves_what_the_oracle_computes(spark, 
     events = consume_all(topics, topics.kafka.events_topic)
     assert sum(published.cutoff.values()) == len(events)
     expected = oracle_views(events, consume_all(topics, topics.kafka.catalog_topic), topics.views)
-    from serving_layer.read import read_view
+    from tests.support.serving import read_served
 
     for view in default_registry():
-        assert_view_matches(read_view(spark, topics, view.name), expected[view.name], view.name)
+        assert_view_matches(read_served(spark, topics, view.name), expected[view.name], view.name)
     last = status(settings).last_runs["lambda_nightly"]
     assert last is not None and last["state"] == "success"
 

@@ -10,8 +10,8 @@ import pytest
 
 from event_log.generator import WorkloadSpec
 from lk import detached
-from lk.cli.speed import SPEED_PROCESS
 from lk.config import load_settings
+from lk.detached import SPEED_PROCESS
 from tests.dags.conftest import DAGS, lk_env
 from tests.support.kafka import produce_spec
 

@@ -10,18 +10,19 @@ from kafka import KafkaProducer
 
 from infra import kafka_broker, topics
 from infra.kafka_broker import BrokerError
-from lk.config import Settings
-from tests.conftest import free_port, with_sections
+from infra.local import free_ports
+from lk.config import Settings, with_sections
 
 pytestmark = pytest.mark.integration
 
 
 def _isolated(base: Settings, home: Path, port: int | None = None) -> Settings:
     """A settings copy for a second broker: own home and ports."""
-    port = port or free_port()
+    fresh, controller = free_ports(2)
+    port = port or fresh
     return with_sections(
         base,
-        broker={"home": home, "port": port, "controller_port": free_port(), "start_timeout_s": 60},
+        broker={"home": home, "port": port, "controller_port": controller, "start_timeout_s": 60},
         kafka={"bootstrap_servers": f"127.0.0.1:{port}"},
     )
 

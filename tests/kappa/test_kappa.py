@@ -11,11 +11,12 @@ from event_log.generator import WorkloadSpec
 from infra.topics import delete_records
 from kappa import reprocess as kappa
 from kappa.versions import lane_name, serving_version
+from lk.config import with_sections
 from lk.tables import Tables
-from serving_layer.read import read_view, serving_source
-from tests.conftest import fresh_topics, with_sections
+from tests.conftest import fresh_topics
 from tests.support.expected import expected_views, lane_batches, late_counts
 from tests.support.kafka import consume_all, produce_spec
+from tests.support.serving import read_served, source_of
 from tests.support.workload import assert_view_matches
 from views import default_registry
 
@@ -46,7 +47,7 @@ def _assert_equals_oracle(spark, settings, version: int) -> dict[str, int]:
     batches = lane_batches(spark, settings, lane_name(version))
     expected = expected_views(events, catalog, settings, batches)
     for view in default_registry():
-        assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
+        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
     return late_counts(events, settings, batches)
 
 
@@ -54,11 +55,11 @@ def test_first_replay_builds_v1_equal_to_the_oracle(spark, kappa_settings):
     settings = kappa_settings
     result = kappa.reprocess(spark, settings)
     assert result.version == 1 and result.previous is None
-    assert serving_source(spark, settings).description == "kappa v1"
+    assert source_of(spark, settings).description == "kappa v1"
     late = _assert_equals_oracle(spark, settings, 1)
     assert not late.get("revenue_by_category"), "lateness covers the workload: exact"
     assert late.get("user_sessions"), "10 minutes do not cover 45: some events are excluded"
-    labelled = read_view(spark, settings, "revenue_by_category", with_status=True).collect()
+    labelled = read_served(spark, settings, "revenue_by_category", with_status=True).collect()
     last_window = max(r.window_end for r in labelled)
     assert {r.status for r in labelled if r.window_end < last_window - timedelta(hours=2)} == {
         "final"
@@ -70,7 +71,7 @@ def test_reprocess_with_a_new_window_flips_only_after_catch_up_and_rolls_back(
     spark, kappa_settings
 ):
     settings = kappa_settings
-    before = read_view(spark, settings, "revenue_by_category").collect()
+    before = read_served(spark, settings, "revenue_by_category").collect()
     changed = settings.model_copy(
         update={
             "views": settings.views.model_copy(update={"tumbling_window": timedelta(minutes=5)})
@@ -79,7 +80,7 @@ def test_reprocess_with_a_new_window_flips_only_after_catch_up_and_rolls_back(
     seen_during_replay = []
 
     def query_old(version: int) -> None:
-        seen_during_replay.append(read_view(spark, changed, "revenue_by_category").collect())
+        seen_during_replay.append(read_served(spark, changed, "revenue_by_category").collect())
 
     result = kappa.reprocess(spark, changed, before_switch=query_old)
     assert result.version == 2 and result.previous == 1
@@ -88,12 +89,12 @@ def test_reprocess_with_a_new_window_flips_only_after_catch_up_and_rolls_back(
         result.diff["revenue_by_category"]["rows_new"]
         < result.diff["revenue_by_category"]["rows_old"]
     )
-    windows = read_view(spark, changed, "revenue_by_category").collect()
+    windows = read_served(spark, changed, "revenue_by_category").collect()
     assert all((r.window_end - r.window_start) == timedelta(minutes=5) for r in windows)
     _assert_equals_oracle(spark, changed, 2)
 
     assert kappa.rollback(spark, settings) == 1
-    assert read_view(spark, settings, "revenue_by_category").collect() == before
+    assert read_served(spark, settings, "revenue_by_category").collect() == before
     with pytest.raises(kappa.KappaError, match="serves readers"):
         kappa.drop(spark, settings, 1)
     quarantine = spark.read.format("delta").load(Tables.of(settings).quarantine)

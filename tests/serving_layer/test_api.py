@@ -12,13 +12,13 @@ from fastapi.testclient import TestClient
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from lk.cli.query import to_json_value
-from lk.wiring import serving_source
+from lake.source import ServingSource
+from lk.storage import delta_version as table_version
+from lk.wiring import build
 from serving_layer.api import create_app
-from serving_layer.read import read_view
 from serving_layer.refresh import Refresher
-from serving_layer.source import ServingSource
-from serving_layer.versions import table_version
+from serving_layer.snapshot import to_json_value
+from tests.support.serving import read_served, source_of
 from views import default_registry
 from views.base import View
 from views.registry import ViewRegistry
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def client(spark, served):
-    app = create_app(served, spark=spark, refresh_interval=0.5)
+    app = create_app(build(served).refresher(spark=spark, interval=0.5))
     with TestClient(app) as client:
         assert app.state.refresher.wait_until_loaded(timeout=300)
         yield client
@@ -54,13 +54,13 @@ def test_health_names_mode_source_and_served_versions(spark, served, client):
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok" and body["mode"] == "lambda" and body["error"] is None
-    assert body["source"] == serving_source(spark, served).description
+    assert body["source"] == source_of(spark, served).description
     assert body["source"].startswith("batch run ")
     assert body["checked_at"].endswith("Z") and body["refresh_interval_s"] == 0.5
     for name in default_registry().names():
         view = body["views"][name]
         assert view["served"] and view["version"] == 0
-        assert view["rows"] == read_view(spark, served, name).count()
+        assert view["rows"] == read_served(spark, served, name).count()
         assert view["refreshed_at"].endswith("Z")
 
 
@@ -69,7 +69,7 @@ def test_views_lists_keys_and_presented_columns(spark, served, client):
     registry = default_registry()
     assert [v["name"] for v in listed] == registry.names()
     for info in listed:
-        frame = read_view(spark, served, info["name"])
+        frame = read_served(spark, served, info["name"])
         assert info["key"] == list(registry.get(info["name"]).key)
         assert [c["name"] for c in info["columns"]] == frame.columns
         assert [c["type"] for c in info["columns"]] == [
@@ -79,9 +79,9 @@ def test_views_lists_keys_and_presented_columns(spark, served, client):
 
 
 @pytest.mark.parametrize("name", default_registry().names())
-def test_point_query_by_key_equals_read_view(spark, served, client, name):
+def test_point_query_by_key_equals_read_served(spark, served, client, name):
     view = default_registry().get(name)
-    frame = read_view(spark, served, name)
+    frame = read_served(spark, served, name)
     rows = frame.collect()
     assert rows, f"{name} is empty in the test workload"
     for row in (rows[0], rows[len(rows) // 2], rows[-1]):
@@ -97,16 +97,16 @@ def test_point_query_by_key_equals_read_view(spark, served, client, name):
 
 def test_whole_view_equals_read_view_in_order(spark, served, client):
     for name in default_registry().names():
-        assert client.get(f"/views/{name}").json() == rendered(read_view(spark, served, name))
+        assert client.get(f"/views/{name}").json() == rendered(read_served(spark, served, name))
 
 
 def test_partial_key_non_key_filters_and_limit(spark, served, client):
-    carts = read_view(spark, served, "cart_state")
+    carts = read_served(spark, served, "cart_state")
     user = carts.first()["user_id"]
     got = client.get("/views/cart_state", params={"user_id": str(user)}).json()
     assert got == rendered(carts.where(F.col("user_id") == user)) and got
 
-    revenue = read_view(spark, served, "revenue_by_category")
+    revenue = read_served(spark, served, "revenue_by_category")
     some = revenue.first()
     amount = some["revenue"]
     assert isinstance(amount, Decimal)
@@ -123,7 +123,7 @@ def test_partial_key_non_key_filters_and_limit(spark, served, client):
 
 
 def test_timestamps_are_utc_z_and_filters_accept_any_iso_form(spark, served, client):
-    frame = read_view(spark, served, "revenue_by_category")
+    frame = read_served(spark, served, "revenue_by_category")
     start: datetime = frame.first()["window_start"]
     expected = rendered(frame.where(F.col("window_start") == start))
     for text in (
@@ -173,11 +173,11 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
     refresher = Refresher(
         served,
         ViewRegistry([tiny]),
+        lambda _: ServingSource("test", "tiny table", {"tiny": path}),
         spark=spark,
         interval=3600,
-        resolve=lambda _: ServingSource("test", "tiny table", {"tiny": path}),
     )
-    with TestClient(create_app(served, refresher=refresher)) as client:
+    with TestClient(create_app(refresher)) as client:
         assert refresher.wait_until_loaded(timeout=120)
         response = client.get("/views/tiny")
         assert response.json() == [

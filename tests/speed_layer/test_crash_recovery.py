@@ -20,12 +20,13 @@ import oracle
 from batch_layer.job import run_batch
 from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
+from lambda_arch import LAMBDA_LANE, run_speed
+from lk.config import with_sections
 from lk.tables import Tables
-from serving_layer.read import read_view
-from speed_layer import LAMBDA_LANE, run_speed
-from tests.conftest import REPO, with_sections
+from tests.conftest import REPO
 from tests.support.expected import expected_views, lane_batches
 from tests.support.kafka import consume_all, produce_spec
+from tests.support.serving import read_served
 from tests.support.workload import assert_view_matches
 from views import default_registry
 
@@ -114,7 +115,7 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
     catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
     expected = expected_views(events, catalog, settings, lane_batches(spark, settings, LAMBDA_LANE))
     for view in default_registry():
-        assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
+        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
 
 
 def test_sigkill_in_the_first_micro_batch_of_a_lane_then_restart(spark, topic_settings):
@@ -153,4 +154,4 @@ def test_sigkill_in_the_first_micro_batch_of_a_lane_then_restart(spark, topic_se
         cutoff=batch.cutoff,
     )
     for view in default_registry():
-        assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
+        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)

@@ -8,7 +8,7 @@ import pytest
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
-from batch_layer import bronze
+from lake import quarantine
 from lk import storage
 from lk.tables import Tables
 from speed_layer.lane import open_lane
@@ -30,15 +30,15 @@ def test_recovery_undoes_only_the_crashed_attempts_quarantine_rows(spark, base_s
     storage.write_text(spark, f"{lane.checkpoint}/offsets/3", "v1")  # planned, never committed
     storage.write_text(spark, f"{lane.checkpoint}/commits/2", "v1")
     storage.write_text(spark, marker(lane, 3), json.dumps({}))
-    bronze.ensure_tables(spark, tables)
+    quarantine.ensure_table(spark, tables)
     rows = [
         _quarantine_row(lane.name, lane.attempt(2), 10),  # committed micro-batch: kept
         _quarantine_row(lane.name, lane.attempt(3), 20),  # the crashed attempt: undone
         _quarantine_row("kappa-v1", lane.attempt(3), 20),  # another layer: kept
     ]
-    spark.createDataFrame(rows, bronze.QUARANTINE_SCHEMA).write.format("delta").mode("append").save(
-        tables.quarantine
-    )
+    spark.createDataFrame(rows, quarantine.QUARANTINE_SCHEMA).write.format("delta").mode(
+        "append"
+    ).save(tables.quarantine)
 
     recovered = recover(spark, lane, tables)
 

@@ -8,11 +8,10 @@ import oracle
 from batch_layer.job import run_batch
 from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
-from serving_layer.read import read_view
-from serving_layer.source import lambda_source
-from speed_layer import LAMBDA_LANE, run_speed
+from lambda_arch import LAMBDA_LANE, run_speed
 from tests.support.expected import expected_views, lane_batches
 from tests.support.kafka import consume_all
+from tests.support.serving import read_served, source_of
 from tests.support.workload import assert_view_matches
 from views import default_registry
 
@@ -30,7 +29,7 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
     assert produce(settings, records[split:]).failed == 0
     run_speed(spark, settings, until_caught_up=True)
 
-    source = lambda_source(spark, settings)
+    source = source_of(spark, settings)
     assert source.description.startswith(f"batch run {batch.run.run_id} + speed")
     events = consume_all(settings, settings.kafka.events_topic)
     final_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
@@ -42,9 +41,9 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
         cutoff=batch.run.cutoff,
     )
     for view in default_registry():
-        assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
+        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
 
-    labelled = read_view(spark, settings, "revenue_by_category", with_status=True).collect()
+    labelled = read_served(spark, settings, "revenue_by_category", with_status=True).collect()
     assert {r.status for r in labelled} == {"final", "provisional"}
     first_window = min(r.window_start for r in labelled)
     assert {r.status for r in labelled if r.window_start == first_window} == {"final"}

@@ -12,12 +12,11 @@ import oracle
 from batch_layer.job import run_batch
 from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
-from serving_layer.read import read_view
-from serving_layer.source import lambda_source
-from speed_layer import LAMBDA_LANE, run_speed
-from tests.conftest import with_sections
+from lambda_arch import LAMBDA_LANE, run_speed
+from lk.config import with_sections
 from tests.support.expected import expected_views, lane_batches, late_counts
 from tests.support.kafka import consume_all, produce_spec
+from tests.support.serving import read_served, source_of
 from tests.support.workload import assert_view_matches
 from views import default_registry
 
@@ -58,7 +57,7 @@ def _assert_serving_equals_oracle(spark, settings, run) -> None:
         cutoff=run.cutoff,
     )
     for view in default_registry():
-        assert_view_matches(read_view(spark, settings, view.name), expected[view.name], view.name)
+        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
 
 
 def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, settings):
@@ -71,13 +70,13 @@ def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, setti
     assert all(late.values()), f"the live workload has late events for every view: {late}"
 
     second = run_batch(spark, settings).run
-    assert lambda_source(spark, settings).description == f"batch run {second.run_id}", (
+    assert source_of(spark, settings).description == f"batch run {second.run_id}", (
         "the run covers everything the lane read: it alone is served at once"
     )
     _assert_serving_equals_oracle(spark, settings, second)
 
     run_speed(spark, settings, until_caught_up=True)  # no new events: the lane rebases
-    source = lambda_source(spark, settings)
+    source = source_of(spark, settings)
     assert source.description == f"batch run {second.run_id} + speed layer"
     _assert_serving_equals_oracle(spark, settings, second)
 
@@ -101,7 +100,7 @@ def test_a_new_run_is_served_while_events_keep_arriving(spark, settings):
     lane.join()
     run_speed(spark, settings, until_caught_up=True)
 
-    source = lambda_source(spark, settings)
+    source = source_of(spark, settings)
     assert source.description == f"batch run {second.run_id} + speed layer"
     batches = lane_batches(spark, settings, LAMBDA_LANE)
     assert any(b.cutoff == second.cutoff for b in batches), "micro-batches ran on the new run"

@@ -1,4 +1,4 @@
-"""Where serving views are read from in each design.
+"""Where Lambda readers are served from: the newest batch run ⊕ the lane's epoch on it.
 
 Lambda serves the newest published batch run k, with the speed layer's results for the
 offsets at or after its cutoff ``C_k``:
@@ -11,52 +11,36 @@ offsets at or after its cutoff ``C_k``:
   micro-batches: :meth:`speed_layer.micro_batch.MicroBatchProcessor.follow_epoch`).
   Serving run k alone would drop what the lane read past ``C_k``; mixing run k with the
   old epoch would count the absorbed speed results twice.
-
-Kappa: the version the pointer names (see :mod:`kappa.versions`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
-
 from pyspark.sql import SparkSession
 
 from batch_layer import runs
+from lake.source import ServingSource, ViewNotReadyError
+from lambda_arch.epochs import LAMBDA_LANE
 from lk import storage
-from lk.config import Settings
 from lk.tables import Tables
 from speed_layer import progress
-from speed_layer.lambda_lane import LAMBDA_LANE
-from speed_layer.lane import find_lane
-from views.registry import default_registry
+from speed_layer.lane import find_lane, lane_root
+from views.registry import ViewRegistry
 
 
-class ViewNotReadyError(RuntimeError):
-    """Nothing has computed this view yet (no batch run, no streaming state)."""
+def watched_tables(tables: Tables) -> tuple[str, ...]:
+    """The runs log and the lane's progress log: only their commits move the source."""
+    return (tables.batch_runs, f"{lane_root(tables, LAMBDA_LANE)}/progress")
 
 
-@dataclass(frozen=True)
-class ServingSource:
-    """Where a serving view is read from, and why."""
-
-    design: str
-    description: str
-    paths: dict[str, str]
-    batch_paths: dict[str, str] = field(default_factory=dict)
-    clock: datetime | None = None
-
-
-def lambda_source(spark: SparkSession, settings: Settings) -> ServingSource:
+def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -> ServingSource:
     """The newest published batch run ⊕ the speed results past its cutoff (see above)."""
-    tables = Tables.of(settings)
     run = runs.latest_published(spark, tables)
     lane = find_lane(spark, tables, LAMBDA_LANE)
     last = progress.latest(spark, lane) if lane is not None else None
     serve_lane = last is not None and (
         run is None or last.epoch == run.run_id or not _covers(run.cutoff, last.end_offsets)
     )
-    registry = default_registry()
+    watched = watched_tables(tables)
     if serve_lane:
         paths = {v.name: lane.state(last.epoch, v.name) for v in registry}
         batch = {}
@@ -65,11 +49,11 @@ def lambda_source(spark: SparkSession, settings: Settings) -> ServingSource:
         description = f"batch run {last.epoch} + speed layer"
         if run is not None and last.epoch != run.run_id:
             description += f" (rebasing onto batch run {run.run_id})"
-        return ServingSource("lambda", description, paths, batch, last.max_event_time)
+        return ServingSource("lambda", description, paths, batch, last.max_event_time, watched)
     if run is None:
         raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
     paths = {name: tables.batch_view(run.run_id, name) for name in run.views}
-    return ServingSource("lambda", f"batch run {run.run_id}", paths, dict(paths))
+    return ServingSource("lambda", f"batch run {run.run_id}", paths, dict(paths), None, watched)
 
 
 def _covers(cutoff: dict[int, int], read: dict[int, int]) -> bool:

@@ -1,0 +1,30 @@
+"""Per-partition Kafka offsets: the cutoff filter and their JSON form in Delta rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import reduce
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+Offsets = Mapping[int, int]
+
+
+def below(cutoff: Offsets) -> Column:
+    """Rows whose (partition, offset) lies below the per-partition ``cutoff``."""
+    if not cutoff:
+        return F.lit(False)
+    terms = [(F.col("partition") == p) & (F.col("offset") < o) for p, o in cutoff.items()]
+    return reduce(lambda a, b: a | b, terms)
+
+
+def dump_offsets(offsets: Offsets) -> str:
+    """``{0: 12, 1: 7}`` -> ``'{"0": 12, "1": 7}'`` (partitions in order)."""
+    return json.dumps({str(p): int(o) for p, o in sorted(offsets.items())})
+
+
+def load_offsets(text: str | None) -> dict[int, int]:
+    """The inverse of :func:`dump_offsets` (empty for no text)."""
+    return {int(p): int(o) for p, o in json.loads(text or "{}").items()}

@@ -1,0 +1,21 @@
+"""Read what readers are served, through the platform the wiring builds (as the CLI does)."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+
+from lake.source import ServingSource
+from lk.config import Settings
+from lk.wiring import build
+
+
+def read_served(
+    spark: SparkSession, settings: Settings, name: str, *, with_status: bool = False
+) -> DataFrame:
+    """Presented rows of view ``name`` in the configured mode."""
+    return build(settings).read(spark, name, with_status=with_status)
+
+
+def source_of(spark: SparkSession, settings: Settings) -> ServingSource:
+    """The serving source in the configured mode."""
+    return build(settings).serving_source(spark)
