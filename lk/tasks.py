@@ -426,12 +426,16 @@ def compare_with_oracle(design: str) -> dict[str, Any]:
         source = platform.serving_source(spark)
     except ViewNotReadyError as err:
         return {"design": design, "serving": None, "detail": str(err)}
+    views = settings.views
+    if design == "kappa":  # a Kappa version serves the view settings frozen into it
+        from kappa.versions import open_version, serving_version, version_settings
+
+        version = serving_version(spark, platform.tables)
+        views = version_settings(settings, open_version(spark, settings, version)).views
     events = _consume_all(settings, settings.kafka.events_topic)
     catalog = _consume_all(settings, settings.kafka.catalog_topic)
     decoded, _ = oracle.decode(events)
-    expected = oracle.compute_views(
-        oracle.dedup(decoded), oracle.catalog_state(catalog), settings.views
-    )
+    expected = oracle.compute_views(oracle.dedup(decoded), oracle.catalog_state(catalog), views)
     report: dict[str, Any] = {"design": design, "serving": source.description, "views": {}}
     for view in platform.registry:
         try:

@@ -144,7 +144,8 @@ def test_mode_kappa_runs_kappa_reprocess_and_skips_lambda_nightly(
     written = json.loads(storage.read_text(spark, report["report"]))
     kappa = next(r for r in written if r["design"] == "kappa")
     assert set(kappa["views"]) == set(default_registry().names())
-    # cart_state has no window: the 2-minute tumbling window leaves it as the oracle has it,
-    # up to the events the lane excluded as too late.
-    cart = kappa["views"]["cart_state"]
-    assert cart["rows_served"] > 0 and cart["equal"] > 0.9 * cart["rows_oracle"]
+    # The oracle runs with v1's frozen settings (2-minute windows); rows differ only where
+    # the lane excluded events later than the allowed lateness.
+    for name in ("revenue_by_category", "cart_state"):
+        counts = kappa["views"][name]
+        assert counts["rows_served"] > 0 and counts["equal"] > 0.5 * counts["rows_oracle"], name
