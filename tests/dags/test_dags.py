@@ -86,13 +86,20 @@ def _states(run) -> dict[str, str]:
 def test_mode_lambda_runs_lambda_nightly_and_skips_kappa_reprocess(
     dagbag, spark, topic_settings, use_env
 ):
+    """Then a workload that breaks a GX check: the next run fails at ``validate``."""
+    from batch_layer import runs
     from event_log.generator import WorkloadSpec
     from lk.status import platform_status
+    from lk.tables import Tables
     from tests.support.kafka import produce_spec
+    from tests.support.serving import read_served
 
     settings = topic_settings
+    tables = Tables.of(settings)
     produce_spec(settings, WorkloadSpec(events=1_000, users=30, products=20, seed=5))
-    use_env(lk_env(settings, LK_MODE="lambda"))
+    # At most 20% of the records a run lands may be malformed (the generator's usual 0.5%
+    # passes; the second workload's 50% does not).
+    use_env(lk_env(settings, LK_MODE="lambda", LK_QUALITY__MAX_QUARANTINED_FRACTION="0.2"))
 
     skipped = dagbag.get_dag("kappa_reprocess").test()
     assert skipped.state == "success"
@@ -104,6 +111,26 @@ def test_mode_lambda_runs_lambda_nightly_and_skips_kappa_reprocess(
     status = platform_status(spark, settings)
     assert status["batch"]["status"] == "published"
     assert status["streaming"]["total_lag"] == 0
+
+    published = runs.latest_published(spark, tables)
+    served = read_served(spark, settings, "revenue_by_category").collect()
+    produce_spec(
+        settings,
+        WorkloadSpec(events=600, users=30, products=20, seed=22, malformed_fraction=0.5),
+    )
+    failed_run = dagbag.get_dag("lambda_nightly").test()
+    states = _states(failed_run)
+    assert failed_run.state == "failed", states
+    assert states["batch_compute"] == "success"
+    assert states["validate"] == "failed"
+    assert states["publish"] == states["speed_onto_new_run"] == "upstream_failed"
+    history = runs.history(spark, tables)
+    newest = [r for r in history if r.run_id == history[-1].run_id]
+    assert {r.status for r in newest} == {"computed", "failed"}
+    failed = next(r for r in newest if r.status == "failed")
+    assert "expect_column_values_to_be_null(reason)" in failed.detail
+    assert runs.latest_published(spark, tables).run_id == published.run_id
+    assert read_served(spark, settings, "revenue_by_category").collect() == served
 
 
 def test_mode_kappa_runs_kappa_reprocess_and_skips_lambda_nightly(
