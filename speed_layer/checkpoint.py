@@ -20,6 +20,23 @@ def planned_offsets(spark: SparkSession, lane: Lane, batch_id: int) -> dict[int,
     return {int(p): int(o) for topic in sources.values() for p, o in topic.items()}
 
 
+def last_committed(spark: SparkSession, lane: Lane) -> int | None:
+    """The id of the newest micro-batch Spark committed (``commits/N``), if any."""
+    ids = [int(n) for n in storage.list_files(spark, f"{lane.checkpoint}/commits") if n.isdigit()]
+    return max(ids, default=None)
+
+
+def caught_up(spark: SparkSession, lane: Lane, target: dict[int, int]) -> bool:
+    """Whether the committed micro-batches reach ``target`` in every partition.
+
+    Read from the checkpoint, not from the query's progress events: a micro-batch counts
+    only once Spark committed it, so a caught-up lane stops between micro-batches.
+    """
+    batch = last_committed(spark, lane)
+    ends = planned_offsets(spark, lane, batch) if batch is not None else {}
+    return all(ends.get(p, 0) >= o for p, o in target.items() if o > 0)
+
+
 def committed_offsets(
     spark: SparkSession, lane: Lane, batch_id: int
 ) -> tuple[dict[int, int], dict[int, int]]:

@@ -19,6 +19,7 @@ from infra.topics import end_offsets
 from lk import storage
 from lk.config import Settings, format_duration
 from lk.tables import Tables
+from speed_layer.checkpoint import caught_up
 from speed_layer.lane import Lane
 from speed_layer.micro_batch import Epoch, MicroBatchProcessor
 from speed_layer.recovery import recover
@@ -64,28 +65,34 @@ def start_lane(
     lane: Lane,
     processor: MicroBatchProcessor,
     *,
-    trigger: str | None = None,
+    catching_up: bool = False,
 ) -> StreamingQuery:
-    """Start the lane's query on a processing-time trigger (the configured interval).
+    """Start the lane's query on a processing-time trigger.
 
-    Catching up uses the same kind of trigger and stops once the log end seen at start
-    is processed: a checkpoint left by a run killed mid-batch restarts cleanly that way,
-    which Spark 4.1's ``availableNow`` does not always do.
+    Catching up uses an immediate trigger and stops once the log end seen at start is
+    committed: a checkpoint left by a run killed mid-batch restarts cleanly that way,
+    which Spark 4.1's ``availableNow`` does not always do. It also runs no *no-data*
+    micro-batch (Spark's eviction of de-duplication state when the watermark moves
+    without new rows): after the last data micro-batch there is nothing left to run,
+    so the stop lands between micro-batches instead of interrupting one. The setting
+    is copied into the query's own session at start, so it is restored at once.
     """
-    return (
-        deduplicated_events(spark, settings)
-        .writeStream.foreachBatch(processor)
-        .option("checkpointLocation", lane.checkpoint)
-        .queryName(lane.name.replace("-", "_"))
-        .trigger(processingTime=trigger or settings.stream.trigger_interval)
-        .start()
-    )
-
-
-def _reached(metrics: dict | None, target: dict[int, int]) -> bool:
-    """Whether the last micro-batch ended at or beyond ``target`` in every partition."""
-    ends = next(iter(((metrics or {}).get("end_offsets") or {}).values()), {})
-    return all(int(ends.get(str(p), 0)) >= o for p, o in target.items() if o > 0)
+    key = "spark.sql.streaming.noDataMicroBatches.enabled"
+    before = spark.conf.get(key, "true")
+    interval = "0 seconds" if catching_up else settings.stream.trigger_interval
+    if catching_up:
+        spark.conf.set(key, "false")
+    try:
+        return (
+            deduplicated_events(spark, settings)
+            .writeStream.foreachBatch(processor)
+            .option("checkpointLocation", lane.checkpoint)
+            .queryName(lane.name.replace("-", "_"))
+            .trigger(processingTime=interval)
+            .start()
+        )
+    finally:
+        spark.conf.set(key, before)
 
 
 def _offsets_of(value: object) -> dict:
@@ -155,9 +162,7 @@ def run_lane(
         lane = recover(spark, lane, Tables.of(settings))
         processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
         processor.follow_epoch()
-        query = start_lane(
-            spark, settings, lane, processor, trigger="0 seconds" if until_caught_up else None
-        )
+        query = start_lane(spark, settings, lane, processor, catching_up=until_caught_up)
         try:
             while query.isActive:
                 query.awaitTermination(poll_s)
@@ -170,8 +175,12 @@ def run_lane(
                     rows += metrics["input_rows"] or 0
                     if on_progress:
                         on_progress(metrics)
-                if until_caught_up and _reached(metrics, target):
+                if until_caught_up and caught_up(spark, lane, target):
+                    log.info("lane %s caught up with %s", lane.name, target)
                     break
+            else:
+                log.info("lane %s: the query ended by itself", lane.name)
+                query.awaitTermination()  # raise what ended it, if anything
             break
         except KeyboardInterrupt:
             log.info("stopping lane %s", lane.name)

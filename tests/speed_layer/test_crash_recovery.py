@@ -143,7 +143,7 @@ def test_sigkill_in_the_first_micro_batch_of_a_lane_then_restart(spark, topic_se
     assert not list(checkpoint.glob("commits/*")), "killed inside the first micro-batch"
 
     run_speed(spark, _restart_settings(settings), until_caught_up=True)
-    assert list(checkpoint.glob("commits/0")), "the lane restarted and committed"
+    assert list(checkpoint.glob("commits/*")), "the lane restarted and committed"
     events = consume_all(settings, settings.kafka.events_topic)
     final_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
     expected = expected_views(
