@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -12,6 +14,7 @@ from event_log.generator import WorkloadSpec
 from lk import detached
 from lk.config import load_settings
 from lk.detached import SPEED_PROCESS
+from lk.tasks import speed_lag_check
 from tests.dags.conftest import DAGS, lk_env
 from tests.support.kafka import produce_spec
 
@@ -65,6 +68,21 @@ def test_watchdog_restarts_a_killed_speed_layer_which_catches_up(
         assert again.state == "success"
         kept = again.get_task_instance("ensure_running").xcom_pull(task_ids="ensure_running")
         assert kept == {"pid": ensured["pid"], "started": False}
+
+        # A hung job: alive by its PID file, but its lag does not move: fail with figures.
+        detached.stop(config, SPEED_PROCESS)
+        hung = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True
+        )
+        try:
+            (config.watchdog.home.resolve() / f"{SPEED_PROCESS}.pid").write_text(f"{hung.pid}\n")
+            produce_spec(settings, WorkloadSpec(events=200, users=30, products=20, seed=33))
+            use_env({"LK_WATCHDOG__LAG_GRACE": "5 seconds"})
+            with pytest.raises(RuntimeError, match=r"stayed over 0 offsets.*per partition \{"):
+                speed_lag_check({"pid": hung.pid, "started": False})
+        finally:
+            hung.kill()
+            hung.wait()
     finally:
         detached.stop(config, SPEED_PROCESS)
         with pytest.raises(ProcessLookupError):
