@@ -3,12 +3,14 @@
 The speed layer (``lk speed``) and a Kappa replay (``lk kappa build``) outlive the Airflow
 task that starts them, so each is its own session (not in Airflow's process groups:
 ``lk airflow down`` leaves them running) with a PID file and an output file under
-``settings.watchdog.home``. ``lk speed`` claims its PID file itself, so one started by
-hand counts too and a second one refuses to start on the same lane.
+``settings.watchdog.home``, named per storage root and mode. ``lk speed`` claims its PID
+file itself, so one started by hand counts too and a second one refuses to start on the
+same lane.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -28,7 +30,20 @@ class AlreadyRunningError(RuntimeError):
 
 
 def _file(settings: Settings, name: str, suffix: str) -> Path:
-    return settings.watchdog.home.resolve() / f"{name}.{suffix}"
+    """``<watchdog.home>/<name>-<storage digest>.<suffix>``.
+
+    Lanes live under the storage root, so "one ``lk speed`` per lane" means one per
+    storage root (and mode): two platforms on one machine (a demo and a test run) each
+    get their own PID file instead of refusing each other.
+    """
+    key = f"{settings.storage.uri()}|{settings.mode}".encode()
+    digest = hashlib.sha256(key).hexdigest()[:10]
+    return settings.watchdog.home.resolve() / f"{name}-{digest}.{suffix}"
+
+
+def pid_file(settings: Settings, name: str) -> Path:
+    """Where the PID of process ``name`` is kept for these settings."""
+    return _file(settings, name, "pid")
 
 
 def _start_time(pid: int) -> str | None:

@@ -75,7 +75,7 @@ def test_watchdog_restarts_a_killed_speed_layer_which_catches_up(
             [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True
         )
         try:
-            (config.watchdog.home.resolve() / f"{SPEED_PROCESS}.pid").write_text(f"{hung.pid}\n")
+            detached.pid_file(config, SPEED_PROCESS).write_text(f"{hung.pid}\n")
             produce_spec(settings, WorkloadSpec(events=200, users=30, products=20, seed=33))
             use_env({"LK_WATCHDOG__LAG_GRACE": "5 seconds"})
             with pytest.raises(RuntimeError, match=r"stayed over 0 offsets.*per partition \{"):

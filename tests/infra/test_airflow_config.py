@@ -87,13 +87,17 @@ def test_detached_pid_files_follow_the_process(tmp_path) -> None:
         assert detached.running(settings, "probe") == os.getpid()
     assert detached.running(settings, "probe") is None
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    (tmp_path / "probe.pid").write_text(f"{sleeper.pid}\n")
+    probe = detached.pid_file(settings, "probe")
+    assert probe.parent == tmp_path
+    probe.write_text(f"{sleeper.pid}\n")
     assert detached.running(settings, "probe") == sleeper.pid
     with pytest.raises(detached.AlreadyRunningError):
         detached.start(settings, "probe", ["--help"])
     assert detached.stop(settings, "probe", timeout_s=5)
     sleeper.wait(5)
     assert detached.running(settings, "probe") is None
-    (tmp_path / "probe.pid").write_text("999999 1\n")  # a dead PID: stale, removed
+    probe.write_text("999999 1\n")  # a dead PID: stale, removed
     assert detached.running(settings, "probe") is None
-    assert not (tmp_path / "probe.pid").exists()
+    assert not probe.exists()
+    other_root = load_settings(watchdog={"home": str(tmp_path)}, storage={"root": "/elsewhere"})
+    assert detached.pid_file(other_root, "probe") != probe  # one PID file per platform
