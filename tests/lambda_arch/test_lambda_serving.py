@@ -9,7 +9,8 @@ from batch_layer.job import run_batch
 from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
 from lambda_arch import LAMBDA_LANE, run_speed
-from tests.support.expected import expected_views, lane_batches
+from lk.config import with_sections
+from tests.support.expected import expected_views, lane_batches, late_counts
 from tests.support.kafka import consume_all
 from tests.support.serving import read_served, source_of
 from tests.support.workload import assert_view_matches
@@ -20,7 +21,8 @@ SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=21)
 
 
 def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
-    settings = topic_settings
+    # several micro-batches, so the lane has an event-time clock and late events
+    settings = with_sections(topic_settings, stream={"max_offsets_per_trigger": 500})
     records = list(generate(SPEC))
     split = int(len(records) * 0.6)
     assert produce(settings, records[:split]).failed == 0
@@ -33,11 +35,13 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
     assert source.description.startswith(f"batch run {batch.run.run_id} + speed")
     events = consume_all(settings, settings.kafka.events_topic)
     final_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    batches = lane_batches(spark, settings, LAMBDA_LANE)
+    assert any(late_counts(events, settings, batches).values()), "some events are late"
     expected = expected_views(
         events,
         {"batch": batch_catalog, "speed": final_catalog},
         settings,
-        lane_batches(spark, settings, LAMBDA_LANE),
+        batches,
         cutoff=batch.run.cutoff,
     )
     for view in default_registry():

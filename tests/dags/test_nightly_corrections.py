@@ -1,0 +1,60 @@
+"""Issue 16 through Airflow: after ``lambda_nightly`` succeeds, a caught-up lane serves the
+new run, with the late events the speed layer had to drop now absorbed."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+import oracle
+from batch_layer import runs
+from batch_layer.job import run_batch
+from event_log.generator import WorkloadSpec
+from lambda_arch import LAMBDA_LANE, run_speed
+from lk.config import with_sections
+from lk.tables import Tables
+from tests.dags.conftest import DAGS, lk_env
+from tests.support.expected import expected_views, lane_batches, late_counts
+from tests.support.kafka import consume_all, produce_spec
+from tests.support.serving import read_served, source_of
+from tests.support.workload import assert_view_matches
+from views import default_registry
+
+pytestmark = pytest.mark.integration
+HISTORY = WorkloadSpec(
+    events=800, users=30, products=20, seed=7711, late_fraction=0.05,
+    max_lateness=timedelta(minutes=120),
+)  # fmt: skip
+LIVE = WorkloadSpec(
+    events=1_000, users=30, products=20, seed=7712, start=datetime(2026, 11, 1, 6),
+    span=timedelta(minutes=180), late_fraction=0.15, max_lateness=timedelta(minutes=120),
+)  # fmt: skip
+
+
+def test_the_nightly_run_serves_the_batch_corrections(spark, topic_settings, airflow_home, use_env):
+    from airflow.dag_processing.dagbag import DagBag
+
+    settings = with_sections(topic_settings, stream={"max_offsets_per_trigger": 400})
+    use_env(lk_env(settings, LK_MODE="lambda", LK_STREAM__MAX_OFFSETS_PER_TRIGGER="400"))
+    produce_spec(settings, HISTORY)
+    run_batch(spark, settings)
+    produce_spec(settings, LIVE)
+    run_speed(spark, settings, until_caught_up=True)
+    events = consume_all(settings, settings.kafka.events_topic)
+    assert any(late_counts(events, settings, lane_batches(spark, settings, LAMBDA_LANE)).values())
+
+    run = DagBag(dag_folder=str(DAGS)).get_dag("lambda_nightly").test()
+    assert run.state == "success"
+    newest = runs.latest_published(spark, Tables.of(settings))
+    assert source_of(spark, settings).description == f"batch run {newest.run_id} + speed layer"
+    catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    expected = expected_views(
+        events,
+        {"batch": catalog, "speed": catalog},
+        settings,
+        lane_batches(spark, settings, LAMBDA_LANE),
+        cutoff=newest.cutoff,
+    )
+    for view in default_registry():
+        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
