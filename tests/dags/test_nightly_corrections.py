@@ -7,7 +7,6 @@ from datetime import datetime, timedelta
 
 import pytest
 
-import oracle
 from batch_layer import runs
 from batch_layer.job import run_batch
 from event_log.generator import WorkloadSpec
@@ -15,11 +14,13 @@ from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
 from lk.tables import Tables
 from tests.dags.conftest import DAGS, lk_env
-from tests.support.expected import expected_views, lane_batches, late_counts
+from tests.support.expected import (
+    assert_served_per_contract,
+    lane_batches,
+    late_counts,
+)
 from tests.support.kafka import consume_all, produce_spec
-from tests.support.serving import read_served, source_of
-from tests.support.workload import assert_view_matches
-from views import default_registry
+from tests.support.serving import source_of
 
 pytestmark = pytest.mark.integration
 HISTORY = WorkloadSpec(
@@ -48,13 +49,4 @@ def test_the_nightly_run_serves_the_batch_corrections(spark, topic_settings, air
     assert run.state == "success"
     newest = runs.latest_published(spark, Tables.of(settings))
     assert source_of(spark, settings).description == f"batch run {newest.run_id} + speed layer"
-    catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
-    expected = expected_views(
-        events,
-        {"batch": catalog, "speed": catalog},
-        settings,
-        lane_batches(spark, settings, LAMBDA_LANE),
-        cutoff=newest.cutoff,
-    )
-    for view in default_registry():
-        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
+    assert_served_per_contract(spark, settings, LAMBDA_LANE, cutoff=newest.cutoff)

@@ -8,17 +8,18 @@ from datetime import datetime, timedelta
 
 import pytest
 
-import oracle
 from batch_layer.job import run_batch
 from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
 from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
-from tests.support.expected import expected_views, lane_batches, late_counts
+from tests.support.expected import (
+    assert_served_per_contract,
+    lane_batches,
+    late_counts,
+)
 from tests.support.kafka import consume_all, produce_spec
-from tests.support.serving import read_served, source_of
-from tests.support.workload import assert_view_matches
-from views import default_registry
+from tests.support.serving import source_of
 
 pytestmark = pytest.mark.integration
 HISTORY = WorkloadSpec(
@@ -47,17 +48,7 @@ def settings(topic_settings):
 
 
 def _assert_serving_equals_oracle(spark, settings, run) -> None:
-    events = consume_all(settings, settings.kafka.events_topic)
-    catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
-    expected = expected_views(
-        events,
-        {"batch": catalog, "speed": catalog},
-        settings,
-        lane_batches(spark, settings, LAMBDA_LANE),
-        cutoff=run.cutoff,
-    )
-    for view in default_registry():
-        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
+    assert_served_per_contract(spark, settings, LAMBDA_LANE, cutoff=run.cutoff)
 
 
 def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, settings):

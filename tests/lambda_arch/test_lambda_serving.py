@@ -10,11 +10,13 @@ from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
 from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
-from tests.support.expected import expected_views, lane_batches, late_counts
+from tests.support.expected import (
+    assert_served_per_contract,
+    lane_batches,
+    late_counts,
+)
 from tests.support.kafka import consume_all
 from tests.support.serving import read_served, source_of
-from tests.support.workload import assert_view_matches
-from views import default_registry
 
 pytestmark = pytest.mark.integration
 SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=21)
@@ -33,19 +35,11 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
 
     source = source_of(spark, settings)
     assert source.description.startswith(f"batch run {batch.run.run_id} + speed")
-    events = consume_all(settings, settings.kafka.events_topic)
-    final_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    events = assert_served_per_contract(
+        spark, settings, LAMBDA_LANE, cutoff=batch.run.cutoff, batch_catalog=batch_catalog
+    )
     batches = lane_batches(spark, settings, LAMBDA_LANE)
     assert any(late_counts(events, settings, batches).values()), "some events are late"
-    expected = expected_views(
-        events,
-        {"batch": batch_catalog, "speed": final_catalog},
-        settings,
-        batches,
-        cutoff=batch.run.cutoff,
-    )
-    for view in default_registry():
-        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
 
     labelled = read_served(spark, settings, "revenue_by_category", with_status=True).collect()
     assert {r.status for r in labelled} == {"final", "provisional"}

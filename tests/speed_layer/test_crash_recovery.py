@@ -24,11 +24,8 @@ from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
 from lk.tables import Tables
 from tests.conftest import REPO
-from tests.support.expected import expected_views, lane_batches
+from tests.support.expected import assert_served_per_contract
 from tests.support.kafka import consume_all, produce_spec
-from tests.support.serving import read_served
-from tests.support.workload import assert_view_matches
-from views import default_registry
 
 pytestmark = pytest.mark.integration
 SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=33)
@@ -112,10 +109,7 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
             for q in malformed
         ],
     )
-    catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
-    expected = expected_views(events, catalog, settings, lane_batches(spark, settings, LAMBDA_LANE))
-    for view in default_registry():
-        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
+    assert_served_per_contract(spark, settings, LAMBDA_LANE)
 
 
 def test_sigkill_in_the_first_micro_batch_of_a_lane_then_restart(spark, topic_settings):
@@ -144,14 +138,6 @@ def test_sigkill_in_the_first_micro_batch_of_a_lane_then_restart(spark, topic_se
 
     run_speed(spark, _restart_settings(settings), until_caught_up=True)
     assert list(checkpoint.glob("commits/*")), "the lane restarted and committed"
-    events = consume_all(settings, settings.kafka.events_topic)
-    final_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
-    expected = expected_views(
-        events,
-        {"batch": catalog, "speed": final_catalog},
-        settings,
-        lane_batches(spark, settings, LAMBDA_LANE),
-        cutoff=batch.cutoff,
+    assert_served_per_contract(
+        spark, settings, LAMBDA_LANE, cutoff=batch.cutoff, batch_catalog=catalog
     )
-    for view in default_registry():
-        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)

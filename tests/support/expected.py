@@ -15,6 +15,10 @@ from lk.config import Settings
 from lk.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import find_lane
+from tests.support.kafka import consume_all
+from tests.support.serving import read_served
+from tests.support.workload import assert_view_matches
+from views import default_registry
 
 
 def lane_batches(spark: SparkSession, settings: Settings, lane: str) -> list[oracle.MicroBatch]:
@@ -73,6 +77,34 @@ def expected_views(
             sums=("orders", "revenue"),
         )
     return result
+
+
+def assert_served_per_contract(
+    spark: SparkSession,
+    settings: Settings,
+    lane: str,
+    *,
+    cutoff: Mapping[int, int] | None = None,
+    batch_catalog: dict[int, str] | None = None,
+) -> list[oracle.RawRecord]:
+    """Every served view equals the oracle's, given the lane's micro-batches; the log read.
+
+    Args:
+        spark: the test session.
+        settings: where the platform runs.
+        lane: the streaming lane whose lateness decisions the contract replays.
+        cutoff: the served batch run's cutoff (Lambda), if any.
+        batch_catalog: the catalog that run joined with (default: the catalog now).
+    """
+    events = consume_all(settings, settings.kafka.events_topic)
+    catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
+    joined = catalog if cutoff is None else {"batch": batch_catalog or catalog, "speed": catalog}
+    expected = expected_views(
+        events, joined, settings, lane_batches(spark, settings, lane), cutoff=cutoff
+    )
+    for view in default_registry():
+        assert_view_matches(read_served(spark, settings, view.name), expected[view.name], view.name)
+    return events
 
 
 def late_counts(
