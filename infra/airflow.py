@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infra import processes
 from lk.config import Settings, config_path
 
 log = logging.getLogger(__name__)
@@ -202,51 +203,9 @@ def _command(settings: Settings, component: str) -> list[str]:
     return cmd
 
 
-def _alive(pid: int) -> bool:
-    """True if ``pid`` is a live, non-zombie process (our exited children are reaped)."""
-    with suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    stat = Path("/proc") / str(pid) / "stat"
-    try:
-        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return not stat.parent.exists()
-
-
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22).
-
-    Airflow retitles its processes (``airflow api_server -- host:...``), so the command
-    line cannot tell our process from a stranger that reused its PID; the start time can.
-    """
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
 def _read_pid(paths: _Paths, component: str) -> int | None:
     """The PID of a running component; a stale PID file is removed."""
-    file = paths.pid(component)
-    if not file.exists():
-        return None
-    pid_text, _, started = file.read_text().strip().partition(" ")
-    pid = int(pid_text) if pid_text.isdigit() else None
-    if pid is not None and _alive(pid) and (not started or _start_time(pid) in (None, started)):
-        return pid
-    log.info("removing stale PID file %s", file)
-    file.unlink(missing_ok=True)
-    return None
-
-
-def _tail(path: Path, lines: int = 25) -> str:
-    if not path.exists():
-        return "(no output)"
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    return processes.read_pid(paths.pid(component))
 
 
 def _migrate(settings: Settings, paths: _Paths, env: dict[str, str]) -> None:
@@ -263,9 +222,8 @@ def _migrate(settings: Settings, paths: _Paths, env: dict[str, str]) -> None:
             check=False,
         )
     if done.returncode != 0:
-        raise AirflowError(
-            f"`airflow db migrate` failed (exit {done.returncode}):\n{_tail(paths.migrate_log)}"
-        )
+        output = processes.tail(paths.migrate_log) or "(no output)"
+        raise AirflowError(f"`airflow db migrate` failed (exit {done.returncode}):\n{output}")
 
 
 def _start(settings: Settings, paths: _Paths, component: str, env: dict[str, str]) -> int:
@@ -279,7 +237,7 @@ def _start(settings: Settings, paths: _Paths, component: str, env: dict[str, str
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    paths.pid(component).write_text(f"{proc.pid} {_start_time(proc.pid) or ''}\n")
+    processes.write_pid(paths.pid(component), proc.pid)
     log.info("started airflow %s (pid %s)", component, proc.pid)
     return proc.pid
 
@@ -302,9 +260,8 @@ def _wait_healthy(settings: Settings, paths: _Paths) -> None:
     while time.monotonic() < deadline:
         for component in COMPONENTS:
             if _read_pid(paths, component) is None:
-                raise AirflowError(
-                    f"airflow {component} exited while starting:\n{_tail(paths.out(component))}"
-                )
+                output = processes.tail(paths.out(component))
+                raise AirflowError(f"airflow {component} exited while starting:\n{output}")
         current = health(settings)
         if current and all(value == "healthy" for value in current.values()):
             return
@@ -371,7 +328,7 @@ def _signal_all(pgid: int, pids: set[int], sig: signal.Signals) -> None:
 def _wait_gone(pids: set[int], timeout_s: float) -> set[int]:
     """Wait until the processes exit; return the ones still alive after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
-    while (alive := {p for p in pids if _alive(p)}) and time.monotonic() < deadline:
+    while (alive := {p for p in pids if processes.alive(p)}) and time.monotonic() < deadline:
         time.sleep(0.2)
     return alive
 
@@ -392,7 +349,7 @@ def _stop(paths: _Paths, component: str, timeout_s: float) -> list[int]:
         os.kill(pid, signal.SIGTERM)
     _wait_gone({pid}, timeout_s / 2)
     pids |= _descendants(pid)
-    _signal_all(pid, {p for p in pids if _alive(p)}, signal.SIGTERM)
+    _signal_all(pid, {p for p in pids if processes.alive(p)}, signal.SIGTERM)
     if survivors := _wait_gone(pids, timeout_s / 2):
         log.warning("airflow %s: killing %s", component, sorted(survivors))
         _signal_all(pid, survivors, signal.SIGKILL)

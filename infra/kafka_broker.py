@@ -27,6 +27,7 @@ from typing import Any
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
 
+from infra import processes
 from infra.jars import kafka_classpath
 from lk.config import Settings
 
@@ -275,14 +276,12 @@ def _port_in_use(port: int) -> bool:
     return False
 
 
-def _tail(path: Path, lines: int = 30) -> str:
-    if not path.exists():
-        return ""
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-
 def _log_tail(paths: _Paths) -> str:
-    parts = [f"--- {p} ---\n{text}" for p in (paths.server_log, paths.stdout) if (text := _tail(p))]
+    parts = [
+        f"--- {p} ---\n{text}"
+        for p in (paths.server_log, paths.stdout)
+        if (text := processes.tail(p))
+    ]
     return "\n".join(parts) or "(the broker wrote no log)"
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from infra import processes
 from lk.config import Settings
 
 SPEED_PROCESS = "speed"  # the long-running ``lk speed``
@@ -46,45 +47,13 @@ def pid_file(settings: Settings, name: str) -> Path:
     return _file(settings, name, "pid")
 
 
-def _start_time(pid: int) -> str | None:
-    """Start time in clock ticks since boot: tells our process from one that reused the PID."""
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    with suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)  # reap our own exited child
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
-
-
 def running(settings: Settings, name: str) -> int | None:
     """The PID of the live process ``name``, or None (a stale PID file is removed)."""
-    file = _file(settings, name, "pid")
-    if not file.exists():
-        return None
-    pid_text, _, started = file.read_text().strip().partition(" ")
-    pid = int(pid_text) if pid_text.isdigit() else None
-    if pid is not None and _alive(pid) and (not started or _start_time(pid) in (None, started)):
-        return pid
-    file.unlink(missing_ok=True)
-    return None
+    return processes.read_pid(_file(settings, name, "pid"))
 
 
 def _write_pid(settings: Settings, name: str, pid: int) -> None:
-    file = _file(settings, name, "pid")
-    file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(f"{pid} {_start_time(pid) or ''}\n")
+    processes.write_pid(_file(settings, name, "pid"), pid)
 
 
 @contextmanager
@@ -143,11 +112,11 @@ def stop(settings: Settings, name: str, timeout_s: float = 60.0) -> bool:
         return False
     _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while _alive(pid) and time.monotonic() < deadline:
+    while processes.alive(pid) and time.monotonic() < deadline:
         time.sleep(0.2)
-    if _alive(pid):
+    if processes.alive(pid):
         _signal(pid, signal.SIGKILL)
-        while _alive(pid):
+        while processes.alive(pid):
             time.sleep(0.1)
     _file(settings, name, "pid").unlink(missing_ok=True)
     return True
@@ -155,7 +124,4 @@ def stop(settings: Settings, name: str, timeout_s: float = 60.0) -> bool:
 
 def output_tail(settings: Settings, name: str, lines: int = 20) -> str:
     """The last lines ``name`` printed (for failure messages)."""
-    out = _file(settings, name, "out")
-    if not out.exists():
-        return "(no output)"
-    return "\n".join(out.read_text(errors="replace").splitlines()[-lines:])
+    return processes.tail(_file(settings, name, "out"), lines) or "(no output)"

@@ -1,0 +1,60 @@
+"""Background processes tracked by PID files: the broker, Airflow and detached ``lk`` jobs.
+
+A PID file holds ``<pid> <start time>``: the start time (clock ticks since boot, from
+``/proc``) tells our process from a stranger that reused its PID, which matters for
+processes that retitle themselves (Airflow) and outlive the shell that started them.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import suppress
+from pathlib import Path
+
+
+def start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def alive(pid: int) -> bool:
+    """True if ``pid`` is a live, non-zombie process (our own exited children are reaped)."""
+    with suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    stat = Path("/proc") / str(pid) / "stat"
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return not stat.parent.exists()
+
+
+def write_pid(file: Path, pid: int) -> None:
+    """Record ``pid`` (and its start time) in ``file``."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(f"{pid} {start_time(pid) or ''}\n")
+
+
+def read_pid(file: Path) -> int | None:
+    """The live process ``file`` names, or None; a stale file is removed."""
+    if not file.exists():
+        return None
+    pid_text, _, started = file.read_text().strip().partition(" ")
+    pid = int(pid_text) if pid_text.isdigit() else None
+    if pid is not None and alive(pid) and (not started or start_time(pid) in (None, started)):
+        return pid
+    file.unlink(missing_ok=True)
+    return None
+
+
+def tail(path: Path, lines: int = 25) -> str:
+    """The last ``lines`` lines of a process's output file ("" if there is none)."""
+    if not path.exists():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
