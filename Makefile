@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JARS   := .lk/jars/.fetched
 
-.PHONY: setup demo test lint bench clean down airflow-screenshot
+.PHONY: setup demo test scenarios lint bench clean down airflow-screenshot
 
 setup: $(STAMP) $(JARS)
 
@@ -26,7 +26,10 @@ demo: setup
 	bin/demo
 
 test: setup
-	$(BIN)/pytest -m "unit or integration" -q
+	$(BIN)/pytest -m "(unit or integration) and not scenario" -q --durations=15
+
+scenarios: setup
+	$(BIN)/pytest -m scenario -q --durations=15
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

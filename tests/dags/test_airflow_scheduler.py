@@ -21,7 +21,7 @@ from tests.support.kafka import consume_all, produce_spec
 from tests.support.workload import assert_view_matches, oracle_views
 from views import default_registry
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.scenario]
 RUN_TIMEOUT_S = 900
 
 

@@ -18,7 +18,7 @@ from lk.tasks import speed_lag_check
 from tests.dags.conftest import DAGS, lk_env
 from tests.support.kafka import produce_spec
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.scenario]
 
 
 def _lag(spark, settings) -> int | None:

@@ -72,6 +72,7 @@ def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, setti
     _assert_serving_equals_oracle(spark, settings, second)
 
 
+@pytest.mark.scenario
 def test_a_new_run_is_served_while_events_keep_arriving(spark, settings):
     produce_spec(settings, HISTORY)
     run_batch(spark, settings)
