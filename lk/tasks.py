@@ -380,29 +380,6 @@ def kappa_reprocess() -> dict[str, Any]:
 # --- comparing the designs ----------------------------------------------------------------
 
 
-def _consume_all(settings: Settings, topic: str) -> list:
-    """Every record of ``topic`` from its start to its current end (what the oracle reads)."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    import oracle
-
-    consumer = KafkaConsumer(
-        bootstrap_servers=settings.kafka.bootstrap_servers, enable_auto_commit=False
-    )
-    try:
-        partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
-        consumer.assign(partitions)
-        consumer.seek_to_beginning()
-        end = consumer.end_offsets(partitions)
-        records = []
-        while any(consumer.position(tp) < end[tp] for tp in partitions):
-            for batch in consumer.poll(timeout_ms=1_000).values():
-                records += [oracle.RawRecord(m.partition, m.offset, m.key, m.value) for m in batch]
-        return sorted(records, key=lambda r: (r.partition, r.offset))
-    finally:
-        consumer.close()
-
-
 def _canonical(row: dict, skip: set[str]) -> str:
     return json.dumps({k: str(v) for k, v in sorted(row.items()) if k not in skip})
 
@@ -432,8 +409,8 @@ def compare_with_oracle(design: str) -> dict[str, Any]:
 
         version = serving_version(spark, platform.tables)
         views = version_settings(settings, open_version(spark, settings, version)).views
-    events = _consume_all(settings, settings.kafka.events_topic)
-    catalog = _consume_all(settings, settings.kafka.catalog_topic)
+    events = oracle.consume_all(settings, settings.kafka.events_topic)
+    catalog = oracle.consume_all(settings, settings.kafka.catalog_topic)
     decoded, _ = oracle.decode(events)
     expected = oracle.compute_views(oracle.dedup(decoded), oracle.catalog_state(catalog), views)
     report: dict[str, Any] = {"design": design, "serving": source.description, "views": {}}

@@ -11,6 +11,7 @@ against an answer computed a second, independent way.
 from oracle.catalog import UNKNOWN_CATEGORY, catalog_state, category_of
 from oracle.decode import EVENT_TYPES, decode, dedup, parse_event_time, parse_price, validate
 from oracle.lateness import MicroBatch, late_events
+from oracle.log import consume_all
 from oracle.records import Event, Quarantined, RawRecord
 from oracle.views import (
     VIEW_NAMES,
@@ -34,6 +35,7 @@ __all__ = [
     "catalog_state",
     "category_of",
     "compute_views",
+    "consume_all",
     "conversions",
     "decode",
     "dedup",

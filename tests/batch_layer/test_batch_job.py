@@ -10,7 +10,8 @@ from batch_layer.job import BatchResult, read_batch_state, run_batch
 from event_log.generator import WorkloadSpec
 from lk.config import Settings
 from lk.tables import Tables
-from tests.support.kafka import consume_all, produce_spec
+from oracle import consume_all
+from tests.support.kafka import produce_spec
 from tests.support.workload import assert_view_matches, oracle_views
 from views import default_registry
 

@@ -15,9 +15,10 @@ import pytest
 from event_log.generator import WorkloadSpec
 from infra.local import free_ports
 from lk.config import Settings, load_settings
+from oracle import consume_all
 from tests.conftest import fresh_topics
 from tests.dags.conftest import lk_env
-from tests.support.kafka import consume_all, produce_spec
+from tests.support.kafka import produce_spec
 from tests.support.workload import assert_view_matches, oracle_views
 from views import default_registry
 

@@ -13,13 +13,14 @@ from event_log.generator import WorkloadSpec
 from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
 from lk.tables import Tables
+from oracle import consume_all
 from tests.dags.conftest import DAGS, lk_env
 from tests.support.expected import (
     assert_served_per_contract,
     lane_batches,
     late_counts,
 )
-from tests.support.kafka import consume_all, produce_spec
+from tests.support.kafka import produce_spec
 from tests.support.serving import source_of
 
 pytestmark = pytest.mark.integration

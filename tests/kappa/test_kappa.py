@@ -13,9 +13,10 @@ from kappa import reprocess as kappa
 from kappa.versions import lane_name, serving_version
 from lk.config import with_sections
 from lk.tables import Tables
+from oracle import consume_all
 from tests.conftest import fresh_topics
 from tests.support.expected import expected_views, lane_batches, late_counts
-from tests.support.kafka import consume_all, produce_spec
+from tests.support.kafka import produce_spec
 from tests.support.serving import read_served, source_of
 from tests.support.workload import assert_view_matches
 from views import default_registry

@@ -13,12 +13,13 @@ from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
 from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
+from oracle import consume_all
 from tests.support.expected import (
     assert_served_per_contract,
     lane_batches,
     late_counts,
 )
-from tests.support.kafka import consume_all, produce_spec
+from tests.support.kafka import produce_spec
 from tests.support.serving import source_of
 
 pytestmark = pytest.mark.integration

@@ -12,9 +12,9 @@ from fastapi.testclient import TestClient
 from lake.source import ServingSource
 from lk.storage import delta_version as table_version
 from lk.wiring import build
+from oracle import consume_all
 from serving_layer.api import create_app
 from serving_layer.refresh import Refresher
-from tests.support.kafka import consume_all
 from tests.support.serving import source_of
 from tests.support.workload import APPROX, oracle_views
 from views import default_registry

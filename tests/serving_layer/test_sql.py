@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from lk.wiring import build
+from oracle import consume_all
 from serving_layer.sql import register_views
-from tests.support.kafka import consume_all
 from tests.support.workload import assert_view_matches, oracle_views
 from views import default_registry
 from views.base import View

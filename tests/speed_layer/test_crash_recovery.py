@@ -23,9 +23,10 @@ from event_log.producer import produce
 from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
 from lk.tables import Tables
+from oracle import consume_all
 from tests.conftest import REPO
 from tests.support.expected import assert_served_per_contract
-from tests.support.kafka import consume_all, produce_spec
+from tests.support.kafka import produce_spec
 
 pytestmark = pytest.mark.integration
 SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=33)

@@ -13,9 +13,9 @@ from pyspark.sql import SparkSession
 import oracle
 from lk.config import Settings
 from lk.tables import Tables
+from oracle import consume_all
 from speed_layer import progress
 from speed_layer.lane import find_lane
-from tests.support.kafka import consume_all
 from tests.support.serving import read_served
 from tests.support.workload import assert_view_matches
 from views import default_registry
