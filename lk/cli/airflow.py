@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import json
-import logging
 from typing import Annotated
 
 import typer
-from rich.logging import RichHandler
 from rich.table import Table
 
 from infra import airflow
 from lk.cli import common
 from lk.cli.common import console, failures_as_exit
-from lk.config import Settings
 
 app = typer.Typer(help="Run the local Airflow 3 that schedules the DAGs.", no_args_is_help=True)
-
-
-def _settings() -> Settings:
-    """Route library logging through rich, then load settings (config errors exit 2)."""
-    logging.basicConfig(
-        level=logging.WARNING,
-        format="%(message)s",
-        handlers=[RichHandler(console=common.err_console, show_path=False, show_time=False)],
-    )
-    logging.getLogger("infra").setLevel(logging.INFO)
-    return common.settings()
 
 
 def _print_status(status: airflow.AirflowStatus) -> None:
@@ -53,7 +39,7 @@ def _print_status(status: airflow.AirflowStatus) -> None:
 @app.command()
 def up() -> None:
     """Start the API server, scheduler, DAG processor and triggerer; wait until healthy."""
-    settings = _settings()
+    settings = common.infra_settings()
     with failures_as_exit(airflow.AirflowError):
         current = airflow.up(settings)
         user, password = airflow.credentials(settings)
@@ -68,7 +54,7 @@ def up() -> None:
 @app.command()
 def down() -> None:
     """Stop every Airflow process `up` started (process groups, SIGTERM then SIGKILL)."""
-    settings = _settings()
+    settings = common.infra_settings()
     with failures_as_exit(airflow.AirflowError):
         stopped = airflow.down(settings)
     console.print(f"stopped {len(stopped)} processes" if stopped else "Airflow was not running")
@@ -79,7 +65,7 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Show each Airflow process, the API's health view and the DAGs' last runs."""
-    settings = _settings()
+    settings = common.infra_settings()
     with failures_as_exit(airflow.AirflowError):
         current = airflow.status(settings)
     if as_json:

@@ -31,3 +31,23 @@ def failures_as_exit(*errors: type[BaseException]) -> Iterator[None]:
     except errors as err:
         err_console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(1) from None
+
+
+def infra_settings() -> Settings:
+    """Settings for the commands that start services (``lk infra``, ``lk airflow``).
+
+    Their library logging goes through rich, with the ``infra`` package's progress at
+    INFO and kafka-python's start-up polling silenced; config errors exit 2.
+    """
+    import logging
+
+    from rich.logging import RichHandler
+
+    logging.basicConfig(
+        level=logging.WARNING,
+        format="%(message)s",
+        handlers=[RichHandler(console=err_console, show_path=False, show_time=False)],
+    )
+    logging.getLogger("infra").setLevel(logging.INFO)
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)
+    return settings()

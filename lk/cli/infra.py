@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 from typing import Annotated
 
 import typer
 from kafka.errors import KafkaError
-from rich.logging import RichHandler
 from rich.table import Table
 
 from infra import jars, kafka_broker, topics
 from lk.cli import common
 from lk.cli.common import console, failures_as_exit
-from lk.config import Settings
 
 app = typer.Typer(help="Fetch jars and run the local Kafka broker.", no_args_is_help=True)
 
@@ -26,18 +23,6 @@ EXPECTED = (
     subprocess.CalledProcessError,
     KafkaError,
 )
-
-
-def _settings() -> Settings:
-    """Route library logging through rich, then load settings (config errors exit 2)."""
-    logging.basicConfig(
-        level=logging.WARNING,
-        format="%(message)s",
-        handlers=[RichHandler(console=common.err_console, show_path=False, show_time=False)],
-    )
-    logging.getLogger("infra").setLevel(logging.INFO)
-    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # start-up polling is noisy
-    return common.settings()
 
 
 def _print_status(status: kafka_broker.BrokerStatus) -> None:
@@ -64,7 +49,7 @@ def _print_status(status: kafka_broker.BrokerStatus) -> None:
 @app.command()
 def fetch() -> None:
     """Fetch the Spark extras and the Kafka broker jars from Maven Central."""
-    settings = _settings()
+    settings = common.infra_settings()
     with failures_as_exit(*EXPECTED):
         found = jars.fetch_all(settings)
     for name, paths in found.items():
@@ -74,7 +59,7 @@ def fetch() -> None:
 @app.command()
 def up() -> None:
     """Start the broker (fetching its jars if missing), create the topics, show the status."""
-    settings = _settings()
+    settings = common.infra_settings()
 
     kafka_jars = jars.jar_sets(settings)[1]
     with failures_as_exit(*EXPECTED):
@@ -90,7 +75,7 @@ def up() -> None:
 @app.command()
 def down() -> None:
     """Stop the broker (SIGTERM, then SIGKILL after a timeout)."""
-    settings = _settings()
+    settings = common.infra_settings()
     with failures_as_exit(*EXPECTED):
         stopped = kafka_broker.down(settings)
     console.print("broker stopped" if stopped else "broker was not running")
@@ -101,7 +86,7 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Show the broker, its topics, partitions, offsets, retention and cleanup policy."""
-    settings = _settings()
+    settings = common.infra_settings()
     with failures_as_exit(*EXPECTED):
         current = kafka_broker.status(settings)
     if as_json:
