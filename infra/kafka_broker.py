@@ -1,10 +1,15 @@
-"""Run one single-node KRaft Apache Kafka broker (combined broker + controller) from jars.
+"""Run a local KRaft Apache Kafka cluster from jars: one node, or ``broker.count`` of them.
 
-Everything lives under ``settings.broker.home``::
+Every node is a combined broker + controller. One node lives directly under
+``settings.broker.home``; a cluster of ``n`` puts node ``k`` under ``home/node-k`` and
+listens on ``broker.port + 2(k-1)`` (controller ``broker.controller_port + 2(k-1)``)::
 
-    server.properties  log4j2.properties  cluster.id  broker.pid  broker.out
-    data/   (log.dirs, formatted once by StorageTool)
+    server.properties  log4j2.properties  broker.pid  broker.out
+    data/   (log.dirs, formatted once by StorageTool; one cluster id in home/cluster.id)
     logs/server.log
+
+Three nodes or more replicate internal topics three times with ``min.insync.replicas=2``,
+so one node can die without losing an acknowledged (``acks=all``) record.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
 NODE_ID = 1
+PORT_STRIDE = 2  # node k listens on port + 2(k-1): a node's two ports never meet the next's
 STOP_TIMEOUT_S = 30.0
 _TOPIC_CONFIGS = ("retention.ms", "cleanup.policy")
 
@@ -64,6 +70,7 @@ class BrokerStatus:
     bootstrap: str
     home: str
     topics: list[TopicStatus] = field(default_factory=list)
+    nodes: dict[int, int | None] = field(default_factory=dict)
 
     def topic(self, name: str) -> TopicStatus | None:
         """The status of one topic, or ``None`` if the broker does not have it."""
@@ -106,60 +113,86 @@ class _Paths:
     def pid(self) -> Path:
         return self.home / "broker.pid"
 
-    @property
-    def cluster_id(self) -> Path:
-        return self.home / "cluster.id"
+
+def nodes(settings: Settings) -> list[int]:
+    """The node ids of the local cluster: ``1 .. broker.count``."""
+    return list(range(NODE_ID, NODE_ID + settings.broker.count))
 
 
-def _paths(settings: Settings) -> _Paths:
-    return _Paths(settings.broker.home.resolve())
+def _paths(settings: Settings, node: int = NODE_ID) -> _Paths:
+    home = settings.broker.home.resolve()
+    return _Paths(home if settings.broker.count == 1 else home / f"node-{node}")
+
+
+def _cluster_id_file(settings: Settings) -> Path:
+    return settings.broker.home.resolve() / "cluster.id"
+
+
+def ports(settings: Settings, node: int = NODE_ID) -> tuple[int, int]:
+    """``(client port, controller port)`` of one node."""
+    shift = PORT_STRIDE * (node - NODE_ID)
+    return settings.broker.port + shift, settings.broker.controller_port + shift
+
+
+def address(settings: Settings, node: int = NODE_ID) -> str:
+    """The ``host:port`` one node listens on for clients."""
+    return f"{HOST}:{ports(settings, node)[0]}"
 
 
 def bootstrap(settings: Settings) -> str:
-    """The ``host:port`` the managed broker listens on for clients."""
-    return f"{HOST}:{settings.broker.port}"
+    """The ``host:port[,host:port...]`` of every node of the managed cluster."""
+    return ",".join(address(settings, node) for node in nodes(settings))
 
 
-def render_server_properties(settings: Settings) -> str:
-    """The ``server.properties`` of the combined-mode broker, tuned for a small machine."""
-    broker = settings.broker
+def replication(settings: Settings) -> tuple[int, int]:
+    """``(replication factor, min.insync.replicas)``: 3 and 2 from three nodes on."""
+    count = settings.broker.count
+    return min(count, 3), (2 if count >= 3 else 1)
+
+
+def render_server_properties(settings: Settings, node: int = NODE_ID) -> str:
+    """The ``server.properties`` of one combined-mode node, tuned for a small machine."""
+    port, controller = ports(settings, node)
+    voters = ",".join(f"{n}@{HOST}:{ports(settings, n)[1]}" for n in nodes(settings))
+    factor, min_isr = replication(settings)
     props: dict[str, str | int] = {
         "process.roles": "broker,controller",
-        "node.id": NODE_ID,
-        "controller.quorum.voters": f"{NODE_ID}@{HOST}:{broker.controller_port}",
-        "listeners": f"PLAINTEXT://{HOST}:{broker.port},CONTROLLER://{HOST}:{broker.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{HOST}:{broker.port}",
+        "node.id": node,
+        "controller.quorum.voters": voters,
+        "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{controller}",
+        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-        "log.dirs": str(_paths(settings).data),
+        "log.dirs": str(_paths(settings, node).data),
         "num.network.threads": 2,
         "num.io.threads": 2,
         "num.partitions": 1,
-        "default.replication.factor": 1,
-        "min.insync.replicas": 1,
+        "default.replication.factor": factor,
+        "min.insync.replicas": min_isr,
+        "unclean.leader.election.enable": "false",
         "offsets.topic.num.partitions": 1,
-        "offsets.topic.replication.factor": 1,
-        "transaction.state.log.replication.factor": 1,
-        "transaction.state.log.min.isr": 1,
+        "offsets.topic.replication.factor": factor,
+        "transaction.state.log.replication.factor": factor,
+        "transaction.state.log.min.isr": min_isr,
         "transaction.state.log.num.partitions": 1,
-        "share.coordinator.state.topic.replication.factor": 1,
-        "share.coordinator.state.topic.min.isr": 1,
+        "share.coordinator.state.topic.replication.factor": factor,
+        "share.coordinator.state.topic.min.isr": min_isr,
         "share.coordinator.state.topic.num.partitions": 1,
         "group.initial.rebalance.delay.ms": 0,
         "auto.create.topics.enable": "false",
         "log.cleaner.dedupe.buffer.size": 16 * 1024 * 1024,
         "log.cleaner.backoff.ms": 1000,
-        "log.retention.check.interval.ms": 30000,
+        "log.retention.check.interval.ms": 5000,
     }
     lines = ["# Written by infra.kafka_broker; regenerated on every `lk infra up`."]
     lines += [f"{key}={value}" for key, value in props.items()]
     return "\n".join(lines) + "\n"
 
 
-def render_log4j(settings: Settings) -> str:
-    """A log4j2 configuration that writes the broker's log to ``<home>/logs/server.log``."""
-    server_log = _paths(settings).server_log
+def render_log4j(settings: Settings, node: int = NODE_ID) -> str:
+    """A log4j2 configuration that writes a node's log to ``<its home>/logs/server.log``."""
+    server_log = _paths(settings, node).server_log
     return "\n".join(
         [
             "status = warn",
@@ -209,11 +242,12 @@ def _java_base(settings: Settings, paths: _Paths) -> list[str]:
 def _format_storage(settings: Settings, paths: _Paths) -> None:
     if (paths.data / "meta.properties").exists():
         return
-    if paths.cluster_id.exists():
-        cluster_id = paths.cluster_id.read_text().strip()
+    id_file = _cluster_id_file(settings)
+    if id_file.exists():
+        cluster_id = id_file.read_text().strip()
     else:
         cluster_id = new_cluster_id()
-        paths.cluster_id.write_text(cluster_id + "\n")
+        id_file.write_text(cluster_id + "\n")
     cmd = [
         *_java_base(settings, paths),
         "kafka.tools.StorageTool",
@@ -299,47 +333,45 @@ def _admin(address: str, timeout_ms: int = 10_000) -> Iterator[KafkaAdminClient]
         client.close()
 
 
-def _ready(address: str) -> bool:
-    """True once the broker answers metadata and has registered itself (unfenced)."""
+def _ready(address: str, brokers: int = 1) -> bool:
+    """True once the node at ``address`` answers metadata and ``brokers`` are registered."""
     try:
         with _admin(address, timeout_ms=2_000) as admin:
-            return bool(admin.describe_cluster().get("brokers"))
+            return len(admin.describe_cluster().get("brokers") or ()) >= brokers
     except Exception as err:  # any client error just means "not yet"
         log.debug("broker at %s not ready: %s", address, err)
         return False
 
 
-def _wait_ready(settings: Settings, paths: _Paths, proc: subprocess.Popen[bytes] | None) -> None:
+def _wait_ready(
+    settings: Settings, node: int, proc: subprocess.Popen[bytes] | None, brokers: int = 1
+) -> None:
+    paths = _paths(settings, node)
     deadline = time.monotonic() + settings.broker.start_timeout_s
-    address = bootstrap(settings)
+    where = address(settings, node)
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             paths.pid.unlink(missing_ok=True)
             raise BrokerError(
-                f"the broker exited with code {proc.returncode} while starting:\n{_log_tail(paths)}"
+                f"node {node} exited with code {proc.returncode} while starting:\n"
+                f"{_log_tail(paths)}"
             )
-        if _ready(address):
+        if _ready(where, brokers):
             return
         time.sleep(0.5)
     raise BrokerError(
-        f"the broker at {address} did not answer within {settings.broker.start_timeout_s:.0f} s "
+        f"the broker at {where} did not answer within {settings.broker.start_timeout_s:.0f} s "
         f"(still running; `lk infra down` stops it):\n{_log_tail(paths)}"
     )
 
 
-def up(settings: Settings) -> BrokerStatus:
-    """Start the broker if it is not running, wait until it answers, and return its status.
-
-    Raises:
-        BrokerError: a port is taken by another process, formatting failed, or the broker
-            exited or did not answer within ``settings.broker.start_timeout_s``.
-    """
-    paths = _paths(settings)
+def _launch(settings: Settings, node: int) -> subprocess.Popen[bytes] | None:
+    """Start one node unless it runs; None if it ran already."""
+    paths = _paths(settings, node)
     if (pid := _read_pid(paths)) is not None:
-        log.info("broker already running (pid %s)", pid)
-        _wait_ready(settings, paths, None)
-        return status(settings)
-    for port in (settings.broker.port, settings.broker.controller_port):
+        log.info("node %s already running (pid %s)", node, pid)
+        return None
+    for port in ports(settings, node):
         if _port_in_use(port):
             raise BrokerError(
                 f"port {port} on {HOST} is in use by another process; stop it or set "
@@ -347,11 +379,11 @@ def up(settings: Settings) -> BrokerStatus:
             )
     for folder in (paths.home, paths.data, paths.logs):
         folder.mkdir(parents=True, exist_ok=True)
-    paths.properties.write_text(render_server_properties(settings))
-    paths.log4j.write_text(render_log4j(settings))
+    paths.properties.write_text(render_server_properties(settings, node))
+    paths.log4j.write_text(render_log4j(settings, node))
     _format_storage(settings, paths)
     cmd = [*_java_base(settings, paths), "kafka.Kafka", str(paths.properties)]
-    log.info("starting the broker on %s", bootstrap(settings))
+    log.info("starting node %s on %s", node, address(settings, node))
     with paths.stdout.open("ab") as out:
         proc = subprocess.Popen(
             cmd,
@@ -362,35 +394,78 @@ def up(settings: Settings) -> BrokerStatus:
             start_new_session=True,
         )
     paths.pid.write_text(f"{proc.pid}\n")
-    _wait_ready(settings, paths, proc)
-    log.info("broker ready (pid %s)", proc.pid)
+    return proc
+
+
+def up(settings: Settings) -> BrokerStatus:
+    """Start every node that is not running, wait until all answer, and return the status.
+
+    Raises:
+        BrokerError: a port is taken by another process, formatting failed, or a node
+            exited or did not answer within ``settings.broker.start_timeout_s``.
+    """
+    started = {node: _launch(settings, node) for node in nodes(settings)}
+    for node, proc in started.items():
+        _wait_ready(settings, node, proc, brokers=settings.broker.count)
+    log.info("%d node(s) ready on %s", len(started), bootstrap(settings))
     return status(settings)
 
 
-def down(settings: Settings, timeout_s: float = STOP_TIMEOUT_S) -> bool:
-    """Stop the broker: SIGTERM, then SIGKILL after ``timeout_s``. Fine if it is not running.
+def start_node(settings: Settings, node: int) -> None:
+    """(Re)start one node of the cluster and wait until it answers (chaos restarts)."""
+    _wait_ready(settings, node, _launch(settings, node))
 
-    Returns:
-        True if a running broker was stopped.
-    """
-    paths = _paths(settings)
+
+def kill_node(settings: Settings, node: int) -> int | None:
+    """SIGKILL one node, as a crash would: no shutdown, no flush. Returns its PID."""
+    paths = _paths(settings, node)
     pid = _read_pid(paths)
     if pid is None:
-        return False
-    log.info("stopping the broker (pid %s)", pid)
+        return None
+    log.warning("killing node %s (pid %s) with SIGKILL", node, pid)
     with suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout_s
-    while _is_kafka_process(pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if _is_kafka_process(pid):
-        log.warning("broker (pid %s) ignored SIGTERM for %.0f s: killing it", pid, timeout_s)
-        with suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        while _is_kafka_process(pid):
-            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+    while _is_kafka_process(pid):
+        time.sleep(0.05)
     paths.pid.unlink(missing_ok=True)
-    return True
+    # The main thread is a zombie before the JVM's last thread has closed its sockets:
+    # wait until the ports are free again, so a restart can bind them.
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while any(_port_in_use(p) for p in ports(settings, node)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return pid
+
+
+def down(settings: Settings, timeout_s: float = STOP_TIMEOUT_S) -> bool:
+    """Stop every node: SIGTERM all at once, then SIGKILL after ``timeout_s``. Fine if none runs.
+
+    All at once, because the last node of a cluster stopped alone waits for a quorum that
+    is gone. Nodes of a cluster started with another ``broker.count`` are found by folder.
+
+    Returns:
+        True if a running node was stopped.
+    """
+    home = settings.broker.home.resolve()
+    homes = {_paths(settings, n).home for n in nodes(settings)} | {home}
+    homes |= {p for p in home.glob("node-*") if p.is_dir()}
+    running = {h: pid for h in sorted(homes) if (pid := _read_pid(_Paths(h))) is not None}
+    for pid in running.values():
+        log.info("stopping the broker (pid %s)", pid)
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while any(map(_is_kafka_process, running.values())) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for pid in running.values():
+        if _is_kafka_process(pid):
+            log.warning("broker (pid %s) ignored SIGTERM for %.0f s: killing it", pid, timeout_s)
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            while _is_kafka_process(pid):
+                time.sleep(0.1)
+    for folder in running:
+        _Paths(folder).pid.unlink(missing_ok=True)
+    return bool(running)
 
 
 def _describe_topics(admin: KafkaAdminClient) -> list[TopicStatus]:
@@ -423,15 +498,21 @@ def _describe_topics(admin: KafkaAdminClient) -> list[TopicStatus]:
 
 
 def status(settings: Settings) -> BrokerStatus:
-    """Whether the broker runs and, if so, its topics with partitions, offsets and retention."""
-    paths = _paths(settings)
-    pid = _read_pid(paths)
-    base = {"pid": pid, "bootstrap": bootstrap(settings), "home": str(paths.home)}
-    if pid is None:
+    """Whether the nodes run and, if any does, the topics with partitions, offsets, retention."""
+    pids = {node: _read_pid(_paths(settings, node)) for node in nodes(settings)}
+    alive = [node for node, pid in pids.items() if pid is not None]
+    base = {
+        "pid": pids[alive[0]] if alive else None,
+        "bootstrap": bootstrap(settings),
+        "home": str(settings.broker.home.resolve()),
+        "nodes": pids,
+    }
+    if not alive:
         return BrokerStatus(running=False, **base)
+    where = ",".join(address(settings, node) for node in alive)
     try:
-        with _admin(bootstrap(settings)) as admin:
+        with _admin(where) as admin:
             topics = _describe_topics(admin)
     except Exception as err:
-        raise BrokerError(f"broker pid {pid} runs but does not answer: {err}") from err
+        raise BrokerError(f"broker pid {base['pid']} runs but does not answer: {err}") from err
     return BrokerStatus(running=True, topics=topics, **base)

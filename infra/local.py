@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,17 +22,70 @@ def free_ports(count: int) -> list[int]:
     return sorted(ports)
 
 
-@contextmanager
-def local_broker(settings: Settings, home: Path) -> Iterator[Settings]:
-    """A single-node KRaft broker on free ports under ``home``; ``settings`` pointed at it.
+def cluster_settings(settings: Settings, count: int) -> Settings:
+    """``settings`` for a local cluster of ``count`` nodes.
 
-    The broker is stopped on exit, whatever happened inside.
+    The bootstrap list names every node; topics get its replication factor and
+    ``min.insync.replicas`` (3 and 2 from three nodes on).
     """
-    port, controller = free_ports(2)
-    mine = with_sections(
-        settings,
-        broker={"port": port, "controller_port": controller, "home": home},
-        kafka={"bootstrap_servers": f"127.0.0.1:{port}"},
+    sized = with_sections(settings, broker={"count": count})
+    factor, min_isr = kafka_broker.replication(sized)
+    return with_sections(
+        sized,
+        kafka={
+            "bootstrap_servers": kafka_broker.bootstrap(sized),
+            "replication_factor": factor,
+            "min_insync_replicas": min_isr,
+        },
+    )
+
+
+def _free_strided(count: int) -> tuple[int, int]:
+    """Two base ports such that ``base + 2k`` is free for every node ``k < count``.
+
+    They are drawn below the kernel's ephemeral range: a client that keeps reconnecting
+    to a killed node's ephemeral-range port can be handed that very port as its own
+    source port (a TCP self-connect), and the node could not bind it again on restart.
+    """
+    low = _ephemeral_low()
+    while True:
+        port, controller = random.sample(range(low // 2, low - 2 * count * PORT_GAP), 2)
+        wanted = [
+            b + kafka_broker.PORT_STRIDE * k for b in (port, controller) for k in range(count)
+        ]
+        if len(set(wanted)) == len(wanted) and all(_free(p) for p in wanted):
+            return port, controller
+
+
+PORT_GAP = 2
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@contextmanager
+def local_broker(settings: Settings, home: Path, count: int = 1) -> Iterator[Settings]:
+    """A KRaft broker (``count`` nodes) on free ports under ``home``; ``settings`` pointed at it.
+
+    Every node is stopped on exit, whatever happened inside.
+    """
+    port, controller = _free_strided(count)
+    mine = cluster_settings(
+        with_sections(settings, broker={"port": port, "controller_port": controller, "home": home}),
+        count,
     )
     kafka_broker.up(mine)
     try:

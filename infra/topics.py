@@ -27,20 +27,22 @@ CATALOG_CONFIGS = {
 def topic_specs(settings: Settings) -> dict[str, dict]:
     """The events and catalog topics as kafka-python ``create_topics`` dict specs."""
     kafka = settings.kafka
+    durability = {"min.insync.replicas": str(kafka.min_insync_replicas)}
     return {
         kafka.events_topic: {
             "num_partitions": kafka.events_partitions,
-            "replication_factor": 1,
+            "replication_factor": kafka.replication_factor,
             "configs": {
                 "cleanup.policy": "delete",
                 "retention.ms": str(kafka.events_retention_ms),
                 "retention.bytes": "-1",
+                **durability,
             },
         },
         kafka.catalog_topic: {
             "num_partitions": kafka.catalog_partitions,
-            "replication_factor": 1,
-            "configs": dict(CATALOG_CONFIGS),
+            "replication_factor": kafka.replication_factor,
+            "configs": {**CATALOG_CONFIGS, **durability},
         },
     }
 

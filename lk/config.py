@@ -87,6 +87,10 @@ class KafkaSettings(_Section):
     events_partitions: int = Field(4, ge=1)
     catalog_partitions: int = Field(1, ge=1)
     events_retention_ms: int = Field(-1, ge=-1, description="-1 keeps the log for good")
+    replication_factor: int = Field(1, ge=1, description="replicas of each topic partition")
+    min_insync_replicas: int = Field(
+        1, ge=1, description="replicas that must have a record before acks=all acknowledges it"
+    )
     producer_linger_ms: int = Field(20, ge=0)
     producer_batch_size: int = Field(256 * 1024, ge=1024)
     producer_compression: Literal["none", "gzip", "lz4", "zstd", "snappy"] = "gzip"
@@ -96,8 +100,9 @@ class KafkaSettings(_Section):
 
 
 class BrokerSettings(_Section):
-    """The single-node KRaft broker that ``lk infra up`` runs on this machine."""
+    """The local KRaft broker (or cluster of ``count`` nodes) that ``lk infra up`` runs."""
 
+    count: int = Field(1, ge=1, le=9, description="nodes; node k uses port + 2(k-1)")
     home: Path = Path(".lk/kafka")
     jars_dir: Path = Path(".lk/jars/kafka")
     port: int = Field(9092, ge=1, le=65535)
