@@ -30,12 +30,12 @@ from kappa.versions import (
     switches,
     version_settings,
 )
-from lake import quarantine
 from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import Lane, lane_root
+from speed_layer.lane_log import state_table
 from speed_layer.micro_batch import Epoch
 from speed_layer.stream import LaneRun, run_lane
 from views.base import View
@@ -173,7 +173,7 @@ def reprocess(
 
 def _presented(spark: SparkSession, settings: Settings, version: int, view: View) -> DataFrame:
     lane = open_version(spark, settings, version)
-    return view.serve(spark.read.format("delta").load(lane.state(EPOCH, view.name)))
+    return view.serve(state_table(lane, EPOCH, view.name).read(spark))
 
 
 def diff_versions(
@@ -221,18 +221,13 @@ def rollback(spark: SparkSession, settings: Settings) -> int:
 
 
 def drop(spark: SparkSession, settings: Settings, version: int) -> None:
-    """Delete a version that does not serve, with its rows in the shared quarantine.
-
-    Its lane goes (checkpoint, state, progress), and so do its quarantine rows: a later
-    version may reuse the number, and its lane would append the same records again.
-    """
+    """Delete a version that does not serve: its lane (checkpoint and log) goes whole."""
     tables = Tables.of(settings)
     if serving_version(spark, tables) == version:
         raise KappaError(f"v{version} serves readers; switch away (reprocess/rollback) first")
     if version not in existing_versions(spark, tables):
         raise KappaError(f"v{version} does not exist")
     storage.delete(spark, lane_root(tables, lane_name(version)))
-    quarantine.forget_quarantined(spark, tables, lane_name(version))
     serving = serving_version(spark, tables)
     if serving is not None:
         point_to(spark, tables, serving, "drop", note=f"dropped v{version}")

@@ -21,6 +21,7 @@ from lk.config import Settings, ViewSettings
 from lk.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import Lane, find_lane, open_lane
+from speed_layer.lane_log import state_table
 from views.registry import ViewRegistry
 
 POINTER_SCHEMA = "version int, action string, at timestamp, note string"
@@ -109,12 +110,12 @@ def kappa_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) ->
     lane = find_lane(spark, tables, lane_name(version)) if version is not None else None
     if lane is None:
         raise ViewNotReadyError("no Kappa version serves yet: run `lk kappa reprocess`")
-    paths = {v.name: lane.state(EPOCH, v.name) for v in registry}
+    state = {v.name: state_table(lane, EPOCH, v.name) for v in registry}
     last = progress.latest(spark, lane)
     return ServingSource(
         "kappa",
         f"kappa v{version}",
-        paths,
+        state,
         clock=last.max_event_time if last else None,
         watched=(pointer_path(tables),),
     )

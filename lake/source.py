@@ -5,9 +5,49 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+PART = "part"
+"""The partition column of a table that holds several kinds of rows (a lane's log)."""
+
 
 class ViewNotReadyError(RuntimeError):
     """Nothing has computed this view yet (no batch run, no streaming state)."""
+
+
+@dataclass(frozen=True)
+class StateTable:
+    """Where a view's merged state is kept: a whole Delta table, or one part of one.
+
+    A batch run writes each view to a table of its own; a streaming lane keeps all its
+    views in one table (its log, :mod:`speed_layer.lane_log`), each view's rows in a
+    partition ``part`` of their own and in a struct column ``column`` of their own.
+
+    Attributes:
+        path: the Delta table.
+        part: the value of ``PART`` that selects the view's rows (None: every row).
+        column: the struct column that holds the view's rows (None: the table's columns).
+    """
+
+    path: str
+    part: str | None = None
+    column: str | None = None
+
+    def read(self, spark: SparkSession, version: int | None = None) -> DataFrame:
+        """The view's state rows (as of Delta ``version``, if given)."""
+        reader = spark.read.format("delta")
+        if version is not None:
+            reader = reader.option("versionAsOf", version)
+        frame = reader.load(self.path)
+        if self.part is not None:
+            frame = frame.where(F.col(PART) == self.part)
+        if self.column is not None:
+            frame = frame.select(f"`{self.column}`.*")
+        return frame
+
+    def __str__(self) -> str:
+        return self.path if self.part is None else f"{self.path} [{self.part}]"
 
 
 @dataclass(frozen=True)
@@ -17,8 +57,8 @@ class ServingSource:
     Attributes:
         design: ``lambda`` or ``kappa``.
         description: what is served, for people (``batch run X + speed layer``).
-        paths: view name -> the Delta table of its merged state.
-        batch_paths: view name -> the batch run's table (Lambda), to tell final rows.
+        tables: view name -> its merged state.
+        batch_tables: view name -> the batch run's table (Lambda), to tell final rows.
         clock: the streaming lane's event-time clock, if a lane is served.
         watched: tables whose commits are the only things that can change this source
             (a reader keeping a copy probes these before asking again).
@@ -26,7 +66,7 @@ class ServingSource:
 
     design: str
     description: str
-    paths: dict[str, str]
-    batch_paths: dict[str, str] = field(default_factory=dict)
+    tables: dict[str, StateTable]
+    batch_tables: dict[str, StateTable] = field(default_factory=dict)
     clock: datetime | None = None
     watched: tuple[str, ...] = ()

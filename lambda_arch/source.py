@@ -18,18 +18,19 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from batch_layer import runs
-from lake.source import ServingSource, ViewNotReadyError
+from lake.source import ServingSource, StateTable, ViewNotReadyError
 from lambda_arch.epochs import LAMBDA_LANE
 from lk import storage
 from lk.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import find_lane, lane_root
+from speed_layer.lane_log import state_table
 from views.registry import ViewRegistry
 
 
 def watched_tables(tables: Tables) -> tuple[str, ...]:
-    """The runs log and the lane's progress log: only their commits move the source."""
-    return (tables.batch_runs, f"{lane_root(tables, LAMBDA_LANE)}/progress")
+    """The runs log and the lane's log: only their commits move the source."""
+    return (tables.batch_runs, f"{lane_root(tables, LAMBDA_LANE)}/log")
 
 
 def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -> ServingSource:
@@ -42,18 +43,18 @@ def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -
     )
     watched = watched_tables(tables)
     if serve_lane:
-        paths = {v.name: lane.state(last.epoch, v.name) for v in registry}
+        state = {v.name: state_table(lane, last.epoch, v.name) for v in registry}
         batch = {}
         if last.epoch != "initial" and storage.exists(spark, tables.batch_run_dir(last.epoch)):
-            batch = {v.name: tables.batch_view(last.epoch, v.name) for v in registry}
+            batch = {v.name: StateTable(tables.batch_view(last.epoch, v.name)) for v in registry}
         description = f"batch run {last.epoch} + speed layer"
         if run is not None and last.epoch != run.run_id:
             description += f" (rebasing onto batch run {run.run_id})"
-        return ServingSource("lambda", description, paths, batch, last.max_event_time, watched)
+        return ServingSource("lambda", description, state, batch, last.max_event_time, watched)
     if run is None:
         raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
-    paths = {name: tables.batch_view(run.run_id, name) for name in run.views}
-    return ServingSource("lambda", f"batch run {run.run_id}", paths, dict(paths), None, watched)
+    views = {name: StateTable(tables.batch_view(run.run_id, name)) for name in run.views}
+    return ServingSource("lambda", f"batch run {run.run_id}", views, dict(views), None, watched)
 
 
 def _covers(cutoff: dict[int, int], read: dict[int, int]) -> bool:

@@ -332,13 +332,14 @@ def kappa_validate(built: dict[str, Any]) -> dict[str, Any]:
     from kappa.versions import EPOCH, open_version
     from lk.wiring import build
     from quality.checks import TableChecks, require, run_checks
+    from speed_layer.lane_log import state_table
 
     settings = load_settings()
     spark = _session(settings, "kappa-validate")
     lane = open_version(spark, settings, built["version"])
     reports = []
     for view in build(settings).registry:
-        presented = view.serve(spark.read.format("delta").load(lane.state(EPOCH, view.name)))
+        presented = view.serve(state_table(lane, EPOCH, view.name).read(spark))
         checks = TableChecks(
             table=view.name, not_null=view.key, unique_key=view.key, non_negative=view.non_negative
         )

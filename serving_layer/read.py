@@ -12,9 +12,9 @@ from views.base import View
 
 def serving_state(spark: SparkSession, view: View, source: ServingSource) -> DataFrame:
     """The merged state of ``view`` as ``source`` publishes it."""
-    if view.name not in source.paths:
+    if view.name not in source.tables:
         raise ViewNotReadyError(f"{view.name} is not computed by {source.description}")
-    return spark.read.format("delta").load(source.paths[view.name])
+    return source.tables[view.name].read(spark)
 
 
 def read_view(
@@ -47,10 +47,10 @@ def label(
     view's watermark (events that late are excluded for good), provisional before.
     """
     if source.design == "lambda":
-        batch = source.batch_paths.get(view.name)
-        if batch is None or batch == source.paths.get(view.name):
+        batch = source.batch_tables.get(view.name)
+        if batch is None or batch == source.tables.get(view.name):
             return rows.withColumn("status", F.lit("final"))
-        finals = view.present(spark.read.format("delta").load(batch)).withColumn("_final", F.lit(1))
+        finals = view.present(batch.read(spark)).withColumn("_final", F.lit(1))
         joined = rows.join(finals, rows.columns, "left")
         return joined.withColumn(
             "status", F.when(F.col("_final").isNotNull(), "final").otherwise("provisional")

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import SparkSession
 
-from lake.source import ServingSource, ViewNotReadyError
+from lake.source import ServingSource, StateTable, ViewNotReadyError
 from lk.config import Settings
 from lk.storage import delta_version
 from serving_layer.snapshot import ViewSnapshot
@@ -63,19 +63,19 @@ class ServedState:
         return self.source is not None and bool(self.views)
 
 
-def load_snapshot(spark: SparkSession, view: View, path: str, version: int) -> ViewSnapshot:
-    """Presented rows of ``view`` from its state table at ``path`` as of ``version``.
+def load_snapshot(spark: SparkSession, view: View, table: StateTable, version: int) -> ViewSnapshot:
+    """Presented rows of ``view`` from its state ``table`` as of ``version``.
 
     Args:
         spark: the session to read with.
         view: the view whose ``present`` and ``order_by`` apply.
-        path: the Delta table holding the view's merged state.
+        table: where the view's merged state is kept.
         version: the table version to read (the one the snapshot reports).
 
     Returns:
         The snapshot, indexed on the view's key.
     """
-    state = spark.read.format("delta").option("versionAsOf", version).load(path)
+    state = table.read(spark, version)
     presented = view.serve(state)
     if view.order_by:
         presented = presented.orderBy(*view.order_by)
@@ -85,7 +85,7 @@ def load_snapshot(spark: SparkSession, view: View, path: str, version: int) -> V
         key=view.key,
         schema=presented.schema,
         rows=rows,
-        path=path,
+        table=table,
         version=version,
         refreshed_at=now(),
     )
@@ -192,19 +192,19 @@ class Refresher:
             missing: dict[str, str] = {}
             changed = current.keys() - {v.name for v in self.registry}
             for view in self.registry:
-                path = source.paths.get(view.name)
-                version = None if path is None else delta_version(self.spark, path)
-                if path is None or version is None:
+                table = source.tables.get(view.name)
+                version = None if table is None else delta_version(self.spark, table.path)
+                if table is None or version is None:
                     missing[view.name] = f"{view.name} is not computed by {source.description}"
                     changed |= {view.name} & current.keys()
                     continue
                 old = current.get(view.name)
-                if old is not None and old.path == path and old.version == version:
+                if old is not None and old.table == table and old.version == version:
                     views[view.name] = old
                     continue
-                views[view.name] = load_snapshot(self.spark, view, path, version)
+                views[view.name] = load_snapshot(self.spark, view, table, version)
                 changed.add(view.name)
-                log.info("serving %s at version %s of %s", view.name, version, path)
+                log.info("serving %s at version %s of %s", view.name, version, table)
             self._state = ServedState(
                 mode=self.settings.mode,
                 source=source.description,

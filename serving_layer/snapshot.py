@@ -33,6 +33,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from lake.source import StateTable
+
 
 class FilterValueError(ValueError):
     """A filter value cannot be read as its column's type."""
@@ -142,7 +144,7 @@ class ViewSnapshot:
         name: the view's name.
         key: the view's key columns.
         columns: presented columns, in order.
-        path: the Delta table the rows were read from (the view's merged state).
+        table: where the rows were read from (the view's merged state).
         version: the table version the rows were read at.
         refreshed_at: when the rows were loaded (UTC, naive).
     """
@@ -154,14 +156,14 @@ class ViewSnapshot:
         key: Sequence[str],
         schema: StructType,
         rows: Sequence[tuple],
-        path: str,
+        table: StateTable,
         version: int,
         refreshed_at: datetime,
     ) -> None:
         self.name = name
         self.key = tuple(key)
         self.columns = tuple(ColumnInfo.of(f.name, f.dataType) for f in schema.fields)
-        self.path = path
+        self.table = table
         self.version = version
         self.refreshed_at = refreshed_at
         self._by_name = {c.name: c for c in self.columns}

@@ -33,11 +33,11 @@ def register_views(spark: SparkSession, source: ServingSource, registry: ViewReg
     """
     registered: list[str] = []
     for view in registry:
-        path = source.paths.get(view.name)
-        if path is None:
+        table = source.tables.get(view.name)
+        if table is None:
             spark.catalog.dropTempView(view.name)
             continue
-        state = spark.read.format("delta").load(path)
+        state = table.read(spark)
         view.serve(state).createOrReplaceTempView(view.name)
         registered.append(view.name)
     return registered

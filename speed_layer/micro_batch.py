@@ -3,25 +3,28 @@
 For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
 
 1. one pass over the batch counts rows, malformed rows, late rows per view and each
-   partition's newest event time; malformed rows go to the quarantine;
+   partition's newest event time;
 2. events below the epoch's cutoff are skipped (the batch layer owns them);
-3. per view, events older than the view's watermark are late: written to
-   ``late_events`` and left out of that view, never silently. The watermark is the
-   lane's event-time clock after the earlier micro-batches, minus the view's allowed
-   lateness; the clock is the *minimum over partitions* of each partition's maximum
-   event time, so a partition that a bounded micro-batch carried further ahead in
-   event time does not make a slower partition's on-time events look late;
-4. per view, ``contribution = view.compute(events)`` is *appended* to the view's state
-   table. The state is a set of partial results that readers combine with the view's
-   merge rule (:meth:`views.base.View.serve`), so a micro-batch costs what its own
-   events cost, not what the state holds; every ``stream.compact_every`` micro-batches
-   the state is rewritten as ``view.merge(state)`` (one row per key again);
-5. the quarantine, ``late_events``, the retained events and the views are written at
-   once, and the progress row last.
+3. per view, events older than the view's watermark are late: kept as ``late`` rows and
+   left out of that view, never silently. The watermark is the lane's event-time clock
+   after the earlier micro-batches, minus the view's allowed lateness; the clock is the
+   *minimum over partitions* of each partition's maximum event time, so a partition that
+   a bounded micro-batch carried further ahead in event time does not make a slower
+   partition's on-time events look late;
+4. per view, ``contribution = view.compute(events)`` is *appended* to the view's state.
+   The state is a set of partial results that readers combine with the view's merge
+   rule (:meth:`views.base.View.serve`), so a micro-batch costs what its own events
+   cost, not what the state holds;
+5. the contributions, the late events, the malformed records, the retained events and
+   the progress row go to the lane's log in **one** Delta commit
+   (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
+   Every ``stream.compact_every`` micro-batches one more commit rewrites the state
+   merged (one row per key again) and, every ``PRUNE_EVERY``, drops retained events
+   nothing can need any more.
 
-Every write carries ``txnAppId``/``txnVersion`` (the lane's app id, the batch id), so a
-micro-batch replayed after a crash skips what was already committed and recomputes the
-rest from the same inputs: exactly-once results.
+A micro-batch Spark never recorded as committed is undone by restoring the log before a
+restart (:mod:`speed_layer.recovery`) and recomputed from the same inputs:
+exactly-once results, with nothing to check on the normal path.
 
 What changes from one micro-batch to the next (its id, the watermarks) enters the plans
 as *data*, a one-row table joined in (:func:`parameters`), and the earlier retained
@@ -38,12 +41,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from functools import partial
 
-from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -52,13 +52,11 @@ from event_log.decode import EVENT_COLUMNS, EVENT_SCHEMA, quarantined
 from infra.topics import end_offsets
 from lake import quarantine
 from lake.offsets import below
-from lk import storage
 from lk.config import Settings
-from lk.tables import Tables
-from speed_layer import progress
+from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets
 from speed_layer.lane import Lane
-from speed_layer.recovery import record_versions
+from speed_layer.recovery import record_version
 from views.base import View, ViewContext
 from views.registry import ViewRegistry
 
@@ -100,21 +98,9 @@ class MicroBatchProcessor:
         self.lane = lane
         self.registry = registry
         self.epoch = epoch
-        self.tables = Tables.of(settings)
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
-        self._quarantine_ready = False
         self._busy = threading.Lock()  # a micro-batch and a rebase never overlap
-
-    # -- writes -----------------------------------------------------------------------
-    def _txn(self, writer, suffix: str, batch_id: int):
-        return writer.option("txnAppId", f"{self.lane.txn_app_id}-{suffix}").option(
-            "txnVersion", batch_id
-        )
-
-    def _append(self, frame: DataFrame, path: str, suffix: str, batch_id: int) -> None:
-        writer = frame.write.format("delta").mode("append").option("mergeSchema", "true")
-        self._txn(writer, suffix, batch_id).save(path)
 
     def _catalog_table(self) -> DataFrame:
         """The catalog as it stands now; re-read only when the topic moved."""
@@ -127,12 +113,10 @@ class MicroBatchProcessor:
 
     # -- epochs -----------------------------------------------------------------------
     def _retained(self, version: int | None) -> DataFrame | None:
-        """The retained events of earlier micro-batches: the table as it was before this one."""
+        """The retained events of earlier micro-batches: the log as it was before this one."""
         if version is None:
             return None
-        return (
-            self.spark.read.format("delta").option("versionAsOf", version).load(self.lane.retained)
-        )
+        return lane_log.read(self.spark, self.lane, lane_log.RETAINED, version)
 
     def _view_input(
         self, view: View, events: DataFrame, retained: DataFrame | None, watermark: datetime | None
@@ -142,7 +126,7 @@ class MicroBatchProcessor:
         The context (earlier micro-batches, and events the batch layer owns) lets a
         stream-stream join find its partner across a micro-batch or cutoff boundary; it
         reaches back ``context_lookback`` behind the view's watermark. That bound is the
-        one literal left on purpose: on the retained table it lets Delta skip every file
+        one literal left on purpose: on the retained rows it lets Delta skip every file
         older than the look-back, which costs a few compilations per micro-batch and saves
         re-reading the whole retained history for each one.
         """
@@ -155,17 +139,16 @@ class MicroBatchProcessor:
             context = context.where(F.col("event_time") >= F.lit(since))
         return own.select(*EVENT_COLUMNS).unionByName(context.select(*EVENT_COLUMNS))
 
-    def _open_epoch(
-        self, epoch: Epoch, batch_id: int | None, ctx: ViewContext, retained: DataFrame | None
-    ) -> None:
-        """Build the epoch's state: its base merged with what the lane already holds.
+    def _epoch_state(
+        self, epoch: Epoch, ctx: ViewContext, retained: DataFrame | None
+    ) -> list[DataFrame]:
+        """The epoch's opening state, as log rows: its base plus what the lane already holds.
 
-        Inside micro-batch ``batch_id`` the writes carry its transaction id; between
-        micro-batches (``None``) they are plain overwrites, idempotent by content.
+        What the lane read at or after the epoch's cutoff is recomputed from the retained
+        events with the lateness decisions they were processed with.
         """
-
-        def build(view: View) -> None:
-            path = self.lane.state(epoch.id, view.name)
+        pieces = []
+        for view in self.registry:
             if retained is not None:
                 mine = retained.where(~below(epoch.cutoff))
                 events = self._view_input(view, mine, retained.where(below(epoch.cutoff)), None)
@@ -175,24 +158,17 @@ class MicroBatchProcessor:
             base = epoch.base(view)
             if base is not None:
                 state = base.unionByName(state)
-            writer = view.merge(state).write.format("delta").mode("overwrite")
-            writer = writer.option("overwriteSchema", "true")
-            if batch_id is not None:
-                writer = self._txn(writer, "epoch", batch_id)
-            writer.save(path)
-
-        _all([partial(build, view) for view in self.registry])
-        log.info("lane %s opened epoch %s after batch %s", self.lane.name, epoch.id, batch_id)
+            pieces.append(lane_log.state_rows(epoch.id, view.name, view.merge(state)))
+        return pieces
 
     def follow_epoch(self) -> bool:
         """Between micro-batches: move the lane onto a newer epoch, if one was published.
 
         A micro-batch opens a new epoch itself, but Spark runs none without new events,
         so a caught-up lane on a quiet topic would keep serving the old epoch. This
-        rebuilds the new epoch's state exactly as the next micro-batch would (the base
-        plus the retained events at or after its cutoff, with the lateness decisions
-        they were processed with) and then records a ``rebase`` progress row, which is
-        what moves readers. Returns whether it rebased; a no-op while a micro-batch runs.
+        commits the new epoch's state exactly as the next micro-batch would build it,
+        together with a ``rebase`` progress row, which is what moves readers. Returns
+        whether it rebased; a no-op while a micro-batch runs.
         """
         if not self._busy.acquire(blocking=False):
             return False
@@ -204,9 +180,9 @@ class MicroBatchProcessor:
             if epoch.id == last.epoch:
                 return False
             started = datetime.now(UTC).replace(tzinfo=None)
-            retained = self._retained(storage.delta_version(self.spark, self.lane.retained))
+            retained = self._retained(lane_log.version(self.spark, self.lane))
             ctx = ViewContext(self.settings.views, self._catalog_table())
-            self._open_epoch(epoch, None, ctx, retained)
+            pieces = self._epoch_state(epoch, ctx, retained)
             row = replace(
                 last,
                 epoch=epoch.id,
@@ -220,7 +196,8 @@ class MicroBatchProcessor:
                 finished_at=datetime.now(UTC).replace(tzinfo=None),
                 kind=progress.REBASE,
             )
-            progress.append(self.spark, self.lane, row)
+            lane_log.commit(self.spark, self.lane, [*pieces, progress.rows(self.spark, row)])
+            log.info("lane %s rebased onto epoch %s", self.lane.name, epoch.id)
             self._last = row
             return True
         finally:
@@ -233,12 +210,6 @@ class MicroBatchProcessor:
             return self._last
         return progress.latest(self.spark, self.lane, before=batch_id)
 
-    def _compact(self, view: View, path: str, batch_id: int) -> None:
-        """Rewrite a view's state as one merged row per key (same content for readers)."""
-        merged = view.merge(self.spark.read.format("delta").load(path))
-        writer = merged.write.format("delta").mode("overwrite")
-        self._txn(writer, "compact", batch_id).save(path)
-
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         """Process one micro-batch (the ``foreachBatch`` entry point)."""
         with self._busy:
@@ -249,38 +220,30 @@ class MicroBatchProcessor:
         spark = self.spark
         previous = self._previous(batch_id)
         epoch = self.epoch()
-        versions = record_versions(
-            spark,
-            self.lane,
-            batch_id,
-            [
-                self.lane.progress,
-                self.lane.retained,
-                self.lane.late_events,
-                *(self.lane.state(epoch.id, view.name) for view in self.registry),
-            ],
-        )
+        retained = self._retained(record_version(spark, self.lane, batch_id))
         ctx = ViewContext(self.settings.views, self._catalog_table())
-        retained = self._retained(versions[self.lane.retained])
+        pieces = []
         if previous is None or previous.epoch != epoch.id:
-            self._open_epoch(epoch, batch_id, ctx, retained)
+            pieces = self._epoch_state(epoch, ctx, retained)
+            log.info("lane %s opens epoch %s in batch %d", self.lane.name, epoch.id, batch_id)
         batch = batch.persist()
         try:
-            stats = self._process(batch, batch_id, epoch, previous, ctx, retained)
+            stats, written = self._process(batch, batch_id, epoch, previous, ctx, retained)
+            start, end = committed_offsets(spark, self.lane, batch_id)
+            row = progress.BatchProgress(
+                batch_id=batch_id,
+                epoch=epoch.id,
+                cutoff=epoch.cutoff,
+                start_offsets=start,
+                end_offsets=end,
+                started_at=started,
+                finished_at=datetime.now(UTC).replace(tzinfo=None),
+                **stats,
+            )
+            lane_log.commit(spark, self.lane, [*pieces, *written, progress.rows(spark, row)])
         finally:
             batch.unpersist()
-        start, end = committed_offsets(spark, self.lane, batch_id)
-        row = progress.BatchProgress(
-            batch_id=batch_id,
-            epoch=epoch.id,
-            cutoff=epoch.cutoff,
-            start_offsets=start,
-            end_offsets=end,
-            started_at=started,
-            finished_at=datetime.now(UTC).replace(tzinfo=None),
-            **stats,
-        )
-        progress.append(spark, self.lane, row)
+        self._maintain(epoch, batch_id, row.max_event_time)
         self._last = row
 
     def _process(
@@ -291,7 +254,8 @@ class MicroBatchProcessor:
         previous: progress.BatchProgress | None,
         ctx: ViewContext,
         earlier: DataFrame | None,
-    ) -> dict:
+    ) -> tuple[dict, list[DataFrame]]:
+        """The micro-batch's counts for its progress row, and its rows for the log."""
         views = list(self.registry)
         seen = previous.max_event_time if previous else None
         watermarks = {
@@ -329,81 +293,83 @@ class MicroBatchProcessor:
                 clock[row["partition"]] = max(
                     clock.get(row["partition"], row["max_time"]), row["max_time"]
                 )
-        max_time = min(clock.values()) if clock else None
         every = flagged.where(valid).select(*EVENT_COLUMNS, "late_for", "batch_id")
         events = every.where(owned)
         context = every.where(~owned)
         if earlier is not None:
             context = earlier.unionByName(context)
-        compact = batch_id % self.settings.stream.compact_every == 0
 
-        def update(view: View) -> None:
-            path = self.lane.state(epoch.id, view.name)
-            if counts["valid"] > late.get(view.name, 0):
-                view_input = self._view_input(view, events, context, watermarks[view.name])
-                writer = view.compute(view_input, ctx).write.format("delta").mode("append")
-                self._txn(writer, "state", batch_id).save(path)
-            if compact:
-                self._compact(view, path, batch_id)
-
-        writes: list[Callable[[], None]] = [partial(update, view) for view in views]
+        written = [
+            lane_log.state_rows(
+                epoch.id,
+                view.name,
+                view.compute(self._view_input(view, events, context, watermarks[view.name]), ctx),
+            )
+            for view in views
+            if counts["valid"] > late.get(view.name, 0)
+        ]
         if counts["bad"]:
-            writes.append(partial(self._quarantine, batch, batch_id))
+            rows = quarantine.quarantine_rows(quarantined(batch), self.lane.name, str(batch_id))
+            written.append(lane_log.rows(lane_log.QUARANTINE, rows))
         if late:
-            writes.append(partial(self._write_late, events, params, list(watermarks), batch_id))
+            written.append(lane_log.rows(lane_log.LATE, self._late_rows(events, params, views)))
         if counts["input"] > counts["bad"]:
-            writes.append(partial(self._append, every, self.lane.retained, "retained", batch_id))
-        _all(writes)
-        if batch_id % PRUNE_EVERY == 0 and max_time is not None:
-            self._prune(epoch, max_time)
-        return {
-            "max_event_time": max_time,
+            written.append(lane_log.rows(lane_log.RETAINED, every))
+        stats = {
+            "max_event_time": min(clock.values()) if clock else None,
             "partition_clock": clock,
             "input_rows": counts["input"],
             "valid_rows": counts["valid"],
             "quarantined_rows": counts["bad"],
             "late_rows": late,
         }
+        return stats, written
 
-    def _quarantine(self, batch: DataFrame, batch_id: int) -> None:
-        """Append the batch's malformed records to the shared quarantine.
-
-        A plain append (with the lane's transaction id), not a MERGE: the rows are
-        tagged with the lane and the attempt (``Lane.attempt``), and crash
-        recovery deletes those of a micro-batch it undoes
-        (:func:`speed_layer.recovery.recover`).
-        """
-        if not self._quarantine_ready:
-            quarantine.ensure_table(self.spark, self.tables)
-            self._quarantine_ready = True
-        attempt = self.lane.attempt(batch_id)
-        rows = quarantine.quarantine_rows(quarantined(batch), self.lane.name, attempt)
-        self._append(rows, self.tables.quarantine, "quarantine", batch_id)
-
-    def _write_late(
-        self,
-        events: DataFrame,
-        params: DataFrame,
-        views: list[str],
-        batch_id: int,
-    ) -> None:
-        """Append every (view, event) pair that was too late for the view."""
-        watermark = F.create_map(*[x for name in views for x in (F.lit(name), _watermark(name))])
+    def _late_rows(self, events: DataFrame, params: DataFrame, views: list[View]) -> DataFrame:
+        """Every (view, event) pair that was too late for the view, with its watermark."""
+        names = [v.name for v in views]
+        watermark = F.create_map(*[x for name in names for x in (F.lit(name), _watermark(name))])
         rows = events.where(F.size("late_for") > 0).select(
             F.lit(self.lane.name).alias("lane"),
             F.explode("late_for").alias("view"),
             "batch_id",
             *EVENT_COLUMNS,
         )
-        rows = rows.crossJoin(F.broadcast(params.drop("batch_id"))).select(
+        return rows.crossJoin(F.broadcast(params.drop("batch_id"))).select(
             "lane", "view", "batch_id", watermark[F.col("view")].alias("watermark"), *EVENT_COLUMNS
         )
-        self._append(rows, self.lane.late_events, "late", batch_id)
 
-    def _prune(self, epoch: Epoch, max_time: datetime) -> None:
-        """Drop retained events no rebase and no join context can need any more."""
-        if not storage.is_delta_table(self.spark, self.lane.retained):
+    def _maintain(self, epoch: Epoch, batch_id: int, clock: datetime | None) -> None:
+        """Every few micro-batches, one more commit: the state merged, old events dropped.
+
+        Readers see the same rows before and after: the merge rule is applied to the
+        state on read anyway, and the dropped events are older than anything a rebase
+        or a join can still need.
+        """
+        compact = batch_id % self.settings.stream.compact_every == 0
+        prune = batch_id % PRUNE_EVERY == 0 and clock is not None
+        if not (compact or prune):
             return
+        parts: list[str] = []
+        pieces: list[DataFrame] = []
+        if compact:
+            for view in self.registry:
+                table = lane_log.state_table(self.lane, epoch.id, view.name)
+                parts.append(table.part)
+                pieces.append(
+                    lane_log.state_rows(epoch.id, view.name, view.merge(table.read(self.spark)))
+                )
+        retained = lane_log.read(self.spark, self.lane, lane_log.RETAINED) if prune else None
+        if retained is not None:
+            parts.append(lane_log.RETAINED)
+            pieces.append(
+                lane_log.rows(lane_log.RETAINED, retained.where(~self._prunable(epoch, clock)))
+            )
+        if pieces:
+            lane_log.replace(self.spark, self.lane, parts, pieces)
+
+    def _prunable(self, epoch: Epoch, clock: datetime) -> Column:
+        """Retained events no rebase and no join context can need any more."""
         views = list(self.registry)
         keep_back = max(
             [self.settings.views.lateness(v.name) for v in views]
@@ -413,20 +379,8 @@ class MicroBatchProcessor:
                 if v.context_lookback is not None
             ]
         ) + timedelta(minutes=5)
-        old = F.col("event_time") < F.lit(max_time - keep_back)
-        condition = (below(epoch.cutoff) & old) if epoch.keeps_history else old
-        DeltaTable.forPath(self.spark, self.lane.retained).delete(condition)
-
-
-def _all(writes: list[Callable[[], None]]) -> None:
-    """Run independent writes at once; the first failure is raised.
-
-    Each write goes to its own table, and on a small machine a micro-batch is dominated
-    by per-job and per-commit overhead, which concurrent Spark jobs overlap.
-    """
-    with ThreadPoolExecutor(max_workers=len(writes) or 1, thread_name_prefix="write") as pool:
-        for future in [pool.submit(write) for write in writes]:
-            future.result()
+        old = F.col("event_time") < F.lit(clock - keep_back)
+        return (below(epoch.cutoff) & old) if epoch.keeps_history else old
 
 
 def watermark_column(view: str) -> str:

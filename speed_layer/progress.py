@@ -1,4 +1,4 @@
-"""The lane's progress log: one Delta row per committed micro-batch.
+"""The lane's progress: one row per committed micro-batch, in the lane's log.
 
 It is what makes a retried micro-batch deterministic (its watermarks come from the rows
 before it), what readers use to pick the epoch they read, and what ``lk status`` shows.
@@ -10,11 +10,11 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lake.offsets import dump_offsets, load_offsets
-from lk import storage
+from speed_layer import lane_log
 from speed_layer.lane import Lane
 
 PROGRESS_SCHEMA = (
@@ -59,12 +59,8 @@ class BatchProgress:
         return 0.0
 
 
-def append(spark: SparkSession, lane: Lane, progress: BatchProgress) -> None:
-    """Record a micro-batch (idempotent: ``txnVersion`` = batch id) or a rebase.
-
-    A rebase row is a plain append: it shares its micro-batch's id, and the lane writes
-    it only after checking that the progress log is not on that epoch yet.
-    """
+def rows(spark: SparkSession, progress: BatchProgress) -> DataFrame:
+    """``progress`` as a row of the lane's log, committed with what the micro-batch wrote."""
     row = (
         progress.batch_id,
         progress.epoch,
@@ -81,17 +77,7 @@ def append(spark: SparkSession, lane: Lane, progress: BatchProgress) -> None:
         json.dumps({str(p): t.isoformat() for p, t in sorted(progress.partition_clock.items())}),
         progress.kind,
     )
-    writer = (
-        spark.createDataFrame([row], PROGRESS_SCHEMA)
-        .write.format("delta")
-        .mode("append")
-        .option("mergeSchema", "true")
-    )
-    if progress.kind == MICRO_BATCH:
-        writer = writer.option("txnAppId", f"{lane.txn_app_id}-progress").option(
-            "txnVersion", progress.batch_id
-        )
-    writer.save(lane.progress)
+    return lane_log.rows(lane_log.PROGRESS, spark.createDataFrame([row], PROGRESS_SCHEMA))
 
 
 def _parse(row: dict) -> BatchProgress:
@@ -123,9 +109,9 @@ def history(
 
     A rebase sorts after the micro-batch whose id it carries (it finished later).
     """
-    if not storage.is_delta_table(spark, lane.progress):
+    frame = lane_log.read(spark, lane, lane_log.PROGRESS)
+    if frame is None:
         return []
-    frame = spark.read.format("delta").load(lane.progress)
     if before is not None:
         frame = frame.where(F.col("batch_id") < before)
     frame = frame.orderBy(F.col("batch_id").desc(), F.col("finished_at").desc())

@@ -5,12 +5,10 @@ Spark plans micro-batch N (``offsets/N``), runs ``foreachBatch``, then writes
 4.1.1's Kafka source then fails in ``metrics`` (its latest offsets were never fetched).
 So the lane recovers the way a database undoes an uncommitted transaction instead:
 
-1. at the start of each micro-batch the processor records the Delta version of every
-   table of the lane (``_batches/N.json``);
-2. before a restart, if ``offsets/N`` has no ``commits/N``, every table is restored to
-   its recorded version (tables created by N are deleted, and N's rows are deleted from
-   the shared quarantine), the lane moves to a new ``txnAppId`` generation (a restore
-   does not rewind Delta's transaction ids), and ``offsets/N`` is removed, so Spark
+1. at the start of each micro-batch the processor records the Delta version of the
+   lane's log (``_batches/N.json``); everything N writes goes to that one table;
+2. before a restart, if ``offsets/N`` has no ``commits/N``, the log is restored to its
+   recorded version (deleted, if N created it) and ``offsets/N`` is removed, so Spark
    plans N again from the last committed offsets. When nothing was ever committed
    (killed inside a lane's first micro-batch), the state store's files of that batch
    go too: Spark refuses to start batch 0 on a non-empty ``state`` folder
@@ -30,10 +28,8 @@ import re
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from lake import quarantine
 from lk import storage
-from lk.tables import Tables
-from speed_layer.lane import Lane, bump_generation
+from speed_layer.lane import Lane, count_recovery
 
 log = logging.getLogger(__name__)
 _ID = re.compile(r"^\d+$")
@@ -50,23 +46,17 @@ def marker(lane: Lane, batch_id: int) -> str:
     return f"{lane.root}/_batches/{batch_id}.json"
 
 
-def record_versions(
-    spark: SparkSession, lane: Lane, batch_id: int, tables: list[str]
-) -> dict[str, int | None]:
-    """Record (and return) the Delta version of each table before ``batch_id`` writes."""
-    versions = {uri: storage.delta_version(spark, uri) for uri in tables}
-    storage.write_text(spark, marker(lane, batch_id), json.dumps(versions))
-    return versions
+def record_version(spark: SparkSession, lane: Lane, batch_id: int) -> int | None:
+    """Record (and return) the log's Delta version before micro-batch ``batch_id`` writes."""
+    version = storage.delta_version(spark, lane.log)
+    storage.write_text(spark, marker(lane, batch_id), json.dumps({"log": version}))
+    return version
 
 
-def recover(spark: SparkSession, lane: Lane, tables: Tables) -> Lane:
+def recover(spark: SparkSession, lane: Lane) -> Lane:
     """Undo an uncommitted micro-batch, if the last run died in one; return the lane to use.
 
-    The shared quarantine (of ``tables``) is not the lane's to restore, so only the rows
-    the undone attempt appended to it (tagged ``lane.attempt(N)``) go.
-    The new generation is recorded before the checkpoint forgets ``N``: a crash in
-    between re-runs this recovery instead of replaying ``N`` under the old transaction
-    ids, which Delta would skip as already written.
+    The recovery is counted in the lane's identity before the checkpoint forgets ``N``.
     """
     planned = _latest(spark, f"{lane.checkpoint}/offsets")
     committed = _latest(spark, f"{lane.checkpoint}/commits")
@@ -74,16 +64,13 @@ def recover(spark: SparkSession, lane: Lane, tables: Tables) -> Lane:
         return lane
     uri = marker(lane, planned)
     if storage.exists(spark, uri):
-        for table, version in json.loads(storage.read_text(spark, uri)).items():
-            current = storage.delta_version(spark, table)
-            if current is None or current == version:
-                continue
-            if version is None:
-                storage.delete(spark, table)
-            else:
-                DeltaTable.forPath(spark, table).restoreToVersion(version)
-        quarantine.forget_quarantined(spark, tables, lane.name, lane.attempt(planned))
-    recovered = bump_generation(spark, lane)
+        version = json.loads(storage.read_text(spark, uri))["log"]
+        current = storage.delta_version(spark, lane.log)
+        if version is None:
+            storage.delete(spark, lane.log)
+        elif current is not None and current != version:
+            DeltaTable.forPath(spark, lane.log).restoreToVersion(version)
+    recovered = count_recovery(spark, lane)
     storage.delete_file(spark, uri)
     if committed is None:
         storage.delete(spark, f"{lane.checkpoint}/state")

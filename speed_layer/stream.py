@@ -18,7 +18,6 @@ from event_log.kafka_source import read_stream
 from infra.topics import end_offsets
 from lk import storage
 from lk.config import Settings, format_duration
-from lk.tables import Tables
 from speed_layer.checkpoint import caught_up
 from speed_layer.lane import Lane
 from speed_layer.micro_batch import Epoch, MicroBatchProcessor
@@ -159,7 +158,7 @@ def run_lane(
     target = end_offsets(settings, settings.kafka.events_topic) if until_caught_up else {}
     batches, rows, last_id = 0, 0, None
     for attempt in range(restarts + 1):
-        lane = recover(spark, lane, Tables.of(settings))
+        lane = recover(spark, lane)
         processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
         processor.follow_epoch()
         query = start_lane(spark, settings, lane, processor, catching_up=until_caught_up)

@@ -14,6 +14,8 @@ from kappa.versions import lane_name, serving_version
 from lk.config import with_sections
 from lk.tables import Tables
 from oracle import consume_all
+from speed_layer import lane_log
+from speed_layer.lane import find_lane
 from tests.conftest import fresh_topics
 from tests.support.expected import expected_views, lane_batches, late_counts
 from tests.support.kafka import produce_spec
@@ -98,12 +100,14 @@ def test_reprocess_with_a_new_window_flips_only_after_catch_up_and_rolls_back(
     assert read_served(spark, settings, "revenue_by_category").collect() == before
     with pytest.raises(kappa.KappaError, match="serves readers"):
         kappa.drop(spark, settings, 1)
-    quarantine = spark.read.format("delta").load(Tables.of(settings).quarantine)
-    assert quarantine.where(f"layer = '{lane_name(2)}'").count() > 0
+    tables = Tables.of(settings)
+    v2 = find_lane(spark, tables, lane_name(2))
+    assert lane_log.read(spark, v2, lane_log.QUARANTINE).count() > 0
     kappa.drop(spark, settings, 2)
-    assert serving_version(spark, Tables.of(settings)) == 1
-    assert quarantine.where(f"layer = '{lane_name(2)}'").count() == 0, "v2's quarantine went too"
-    assert quarantine.where(f"layer = '{lane_name(1)}'").count() > 0
+    assert serving_version(spark, tables) == 1
+    assert find_lane(spark, tables, lane_name(2)) is None, "v2's lane (and its quarantine) went"
+    v1 = find_lane(spark, tables, lane_name(1))
+    assert lane_log.read(spark, v1, lane_log.QUARANTINE).count() > 0
 
 
 def test_reprocess_refuses_a_truncated_log(kafka_settings):

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from lake.source import ServingSource
+from lake.source import ServingSource, StateTable
 from lk.storage import delta_version as table_version
 from lk.wiring import build
 from oracle import consume_all
@@ -202,7 +202,7 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
     refresher = Refresher(
         served,
         ViewRegistry([tiny]),
-        lambda _: ServingSource("test", "tiny table", {"tiny": path}),
+        lambda _: ServingSource("test", "tiny table", {"tiny": StateTable(path)}),
         spark=spark,
         interval=3600,
     )

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import Row
-from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 import oracle
@@ -24,6 +23,8 @@ from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
 from lk.tables import Tables
 from oracle import consume_all
+from speed_layer import lane_log
+from speed_layer.lane import find_lane
 from tests.conftest import REPO
 from tests.support.expected import assert_served_per_contract
 from tests.support.kafka import produce_spec
@@ -92,15 +93,13 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
     run_speed(spark, _restart_settings(settings), until_caught_up=True)
     assert _committed_batches(settings) > killed_at
     meta = json.loads((lane_root / "_lane.json").read_text())
-    assert meta["generation"] == 1, "the killed micro-batch was undone and planned again"
+    assert meta["recoveries"] == 1, "the killed micro-batch was undone and planned again"
 
     events = consume_all(settings, settings.kafka.events_topic)
     _, malformed = oracle.decode(events)
-    quarantined = (
-        spark.read.format("delta")
-        .load(Tables.of(settings).quarantine)
-        .where(F.col("layer") == LAMBDA_LANE)
-        .select("partition", "offset", "reason")
+    lane = find_lane(spark, Tables.of(settings), LAMBDA_LANE)
+    quarantined = lane_log.read(spark, lane, lane_log.QUARANTINE).select(
+        "partition", "offset", "reason"
     )
     assert malformed, "the workload has malformed records"
     assertDataFrameEqual(

@@ -1,0 +1,106 @@
+"""A lane's log: one Delta table that takes everything a micro-batch writes, in one commit.
+
+A micro-batch produces a contribution per view, its late events, its malformed records,
+the events it keeps for later joins and rebases, and a progress row. Written to a table
+each, that was about ten Delta commits per micro-batch, each costing about a second on
+a small machine whatever it carried. Here they are rows of one table, told apart by the
+partition column ``part``, each kind in a struct column of its own:
+
+=====================  ===========================  ==================================
+``part``               column                       rows
+=====================  ===========================  ==================================
+``state/E/V``          ``V`` (the view's name)      view V's partial results in epoch E
+``late``               ``late``                     (view, event) pairs behind a watermark
+``quarantine``         ``quarantine``               malformed records, with the reason
+``retained``           ``retained``                 recent valid events, with ``late_for``
+``progress``           ``progress``                 one row per micro-batch or rebase
+=====================  ===========================  ==================================
+
+One commit per micro-batch is what makes it exactly-once at no cost on the normal
+path: the commit holds the micro-batch's progress row, so it happened as a whole or not
+at all, and a crash before Spark recorded the micro-batch is undone by restoring this
+one table (:mod:`speed_layer.recovery`). The state is merged on read; every
+``stream.compact_every`` micro-batches one more commit rewrites it merged, and every
+``PRUNE_EVERY`` micro-batches old retained events go in that same commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lake.source import PART, StateTable
+from lk import storage
+from speed_layer.lane import Lane
+
+LATE, QUARANTINE, RETAINED, PROGRESS = "late", "quarantine", "retained", "progress"
+
+
+def state_part(epoch: str, view: str) -> str:
+    """The ``part`` of view ``view``'s state in ``epoch``."""
+    return f"state/{epoch}/{view}"
+
+
+def state_table(lane: Lane, epoch: str, view: str) -> StateTable:
+    """View ``view``'s merged state in ``epoch``, as readers address it."""
+    return StateTable(lane.log, state_part(epoch, view), view)
+
+
+def rows(part: str, frame: DataFrame, column: str | None = None) -> DataFrame:
+    """``frame``'s rows as log rows of ``part`` (in struct ``column``, default ``part``)."""
+    payload = F.struct(*[F.col(f"`{c}`") for c in frame.columns])
+    return frame.select(F.lit(part).alias(PART), payload.alias(column or part))
+
+
+def state_rows(epoch: str, view: str, frame: DataFrame) -> DataFrame:
+    """A view's state (or contribution) as log rows of its ``state/E/V`` part."""
+    return rows(state_part(epoch, view), frame, view)
+
+
+def _union(pieces: Iterable[DataFrame]) -> DataFrame:
+    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), pieces)
+
+
+def commit(spark: SparkSession, lane: Lane, pieces: list[DataFrame]) -> None:
+    """Append ``pieces`` (made by :func:`rows`) to the log in one commit."""
+    (
+        _union(pieces)
+        .write.format("delta")
+        .mode("append")
+        .option("mergeSchema", "true")
+        .partitionBy(PART)
+        .save(lane.log)
+    )
+
+
+def replace(spark: SparkSession, lane: Lane, parts: list[str], pieces: list[DataFrame]) -> None:
+    """Replace every row of ``parts`` with ``pieces`` in one commit (compaction, pruning)."""
+    listed = ", ".join("'" + p.replace("'", "''") + "'" for p in parts)
+    (
+        _union(pieces)
+        .write.format("delta")
+        .mode("overwrite")
+        .option("replaceWhere", f"{PART} IN ({listed})")
+        .save(lane.log)
+    )
+
+
+def read(
+    spark: SparkSession, lane: Lane, part: str, version: int | None = None
+) -> DataFrame | None:
+    """The rows of ``part`` (as of ``version``); None if the log holds no such rows yet."""
+    if version is None and not storage.is_delta_table(spark, lane.log):
+        return None
+    table = StateTable(lane.log, part, part)
+    frame = StateTable(lane.log).read(spark, version)
+    if part not in frame.columns:
+        return None
+    return table.read(spark, version)
+
+
+def version(spark: SparkSession, lane: Lane) -> int | None:
+    """The log's Delta version now (None before its first commit)."""
+    return storage.delta_version(spark, lane.log)
