@@ -11,6 +11,7 @@ from kafka.errors import KafkaError
 from rich.table import Table
 
 from infra import jars, kafka_broker, topics
+from infra.local import cluster_settings
 from lk.cli import common
 from lk.cli.common import console, failures_as_exit
 
@@ -28,6 +29,11 @@ EXPECTED = (
 def _print_status(status: kafka_broker.BrokerStatus) -> None:
     state = f"[green]running[/green] (pid {status.pid})" if status.running else "[red]stopped[/red]"
     console.print(f"broker {status.bootstrap}: {state}  home {status.home}")
+    if len(status.nodes) > 1:
+        console.print(
+            "nodes: "
+            + ", ".join(f"{n}: {pid or '[red]down[/red]'}" for n, pid in status.nodes.items())
+        )
     if not status.running:
         return
     table = Table("topic", "partition", "start offset", "end offset", "retention.ms", "cleanup")
@@ -57,9 +63,27 @@ def fetch() -> None:
 
 
 @app.command()
-def up() -> None:
+def up(
+    brokers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=9,
+            help="Nodes of the local KRaft cluster (default broker.count); from 3 on, "
+            "topics are replicated 3 times with min.insync.replicas=2.",
+        ),
+    ] = None,
+) -> None:
     """Start the broker (fetching its jars if missing), create the topics, show the status."""
     settings = common.infra_settings()
+    if brokers is not None and brokers != settings.broker.count:
+        settings = cluster_settings(settings, brokers)
+        console.print(
+            f"a {brokers}-node cluster: other commands need LK_BROKER__COUNT={brokers} "
+            f"LK_KAFKA__BOOTSTRAP_SERVERS={settings.kafka.bootstrap_servers} "
+            f"LK_KAFKA__REPLICATION_FACTOR={settings.kafka.replication_factor} "
+            f"LK_KAFKA__MIN_INSYNC_REPLICAS={settings.kafka.min_insync_replicas}"
+        )
 
     kafka_jars = jars.jar_sets(settings)[1]
     with failures_as_exit(*EXPECTED):
@@ -74,7 +98,7 @@ def up() -> None:
 
 @app.command()
 def down() -> None:
-    """Stop the broker (SIGTERM, then SIGKILL after a timeout)."""
+    """Stop the broker, every node of a cluster (SIGTERM, then SIGKILL after a timeout)."""
     settings = common.infra_settings()
     with failures_as_exit(*EXPECTED):
         stopped = kafka_broker.down(settings)
