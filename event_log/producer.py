@@ -1,8 +1,11 @@
 """Publish records to Kafka with an idempotent producer; count every acknowledgement.
 
 Nothing acknowledged is lost (``acks=all`` plus idempotence), and nothing is dropped
-silently: the client retries retriable errors until ``delivery_timeout_ms``, and a record
-that still fails is counted and reported with its error.
+silently: the client retries retriable errors until ``delivery_timeout_ms`` (a broker
+that restarts within it costs nothing), and a record that still fails is reported by its
+position in the records sent, with its error. If the client gives up before it could even
+hand a record over (``max_block_ms``), the run stops there and says so: every record
+from that position on is unsent.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka import KafkaProducer
+from kafka.errors import KafkaError
 from kafka.partitioner.default import murmur2
 from kafka.producer.future import FutureRecordMetadata
 
@@ -35,6 +39,8 @@ class ProduceReport:
     seconds: float = 0.0
     by_kind: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
+    unsent: list[int] = field(default_factory=list)
+    stopped_at: int | None = None
 
     @property
     def events_per_second(self) -> float:
@@ -51,7 +57,20 @@ class ProduceReport:
             "events_per_second": round(self.events_per_second, 1),
             "by_kind": dict(self.by_kind),
             "errors": self.errors[:20],
+            "unsent_positions": self.unsent,
+            "stopped_at": self.stopped_at,
         }
+
+    def describe_unsent(self) -> str:
+        """Which records did not make it, by position in the records given (0-based)."""
+        parts = []
+        if self.unsent:
+            shown = ", ".join(map(str, self.unsent[:50]))
+            more = f" and {len(self.unsent) - 50} more" if len(self.unsent) > 50 else ""
+            parts.append(f"not acknowledged: positions {shown}{more}")
+        if self.stopped_at is not None:
+            parts.append(f"stopped: records from position {self.stopped_at} on were never sent")
+        return "; ".join(parts) or "every record was acknowledged"
 
 
 def producer_config(settings: Settings) -> dict[str, Any]:
@@ -91,7 +110,7 @@ def produce(
     """
     topics = {"events": settings.kafka.events_topic, "catalog": settings.kafka.catalog_topic}
     report = ProduceReport()
-    pending: deque[FutureRecordMetadata] = deque()
+    pending: deque[tuple[int, FutureRecordMetadata]] = deque()
     kinds: dict[str, int] = {}
     sent = 0
     producer = KafkaProducer(**producer_config(settings))
@@ -102,7 +121,14 @@ def produce(
         for record in records:
             topic = topics[record.topic]
             key = record.key
-            track(send(topic, key=key, value=record.value, partition=partition(topic, key)))
+            try:
+                future = send(topic, key=key, value=record.value, partition=partition(topic, key))
+            except KafkaError as error:  # not even handed over: stop here and say so
+                report.stopped_at = sent
+                report.errors.append(f"position {sent}: {error!r}")
+                log.error("produce stopped at position %d: %r", sent, error)
+                break
+            track((sent, future))
             kind = record.kind
             kinds[kind] = kinds.get(kind, 0) + 1
             sent += 1
@@ -150,11 +176,11 @@ class _Partitions:
 
 
 def _settle(
-    pending: deque[FutureRecordMetadata], report: ProduceReport, *, wait: bool = False
+    pending: deque[tuple[int, FutureRecordMetadata]], report: ProduceReport, *, wait: bool = False
 ) -> None:
     """Count the finished futures at the front of ``pending`` (all of them if ``wait``)."""
     while pending:
-        future = pending[0]
+        position, future = pending[0]
         if not future.is_done:
             if not wait:
                 return
@@ -165,5 +191,6 @@ def _settle(
             report.acknowledged += 1
         else:
             report.failed += 1
+            report.unsent.append(position)
             if len(report.errors) < 100:
-                report.errors.append(repr(future.exception))
+                report.errors.append(f"position {position}: {future.exception!r}")

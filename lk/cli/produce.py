@@ -101,7 +101,8 @@ def produce_command(
         ):
             table.add_row(name, value)
         console.print(table)
-    if report.failed or report.acknowledged != report.sent:
+    if report.failed or report.acknowledged != report.sent or report.stopped_at is not None:
         for error in report.errors[:5]:
             console.print(f"[red]{error}[/red]")
+        console.print(f"[red]{report.describe_unsent()}[/red] (positions in the seeded workload)")
         raise typer.Exit(1)

@@ -17,12 +17,14 @@ pytestmark = pytest.mark.unit
 def test_settle_counts_finished_futures_in_order_and_keeps_the_rest() -> None:
     done, waiting, later = Future().success(1), Future(), Future().success(2)
     failed = Future().failure(KafkaTimeoutError("slow"))
-    pending = deque([done, failed, waiting, later])
+    pending = deque(enumerate([done, failed, waiting, later]))
     report = ProduceReport()
     _settle(pending, report)
     assert (report.acknowledged, report.failed) == (1, 1)
-    assert report.errors == [repr(failed.exception)]
-    assert list(pending) == [waiting, later]
+    assert report.errors == [f"position 1: {failed.exception!r}"]
+    assert report.unsent == [1]
+    assert report.describe_unsent() == "not acknowledged: positions 1"
+    assert list(pending) == [(2, waiting), (3, later)]
     waiting.success(3)
     _settle(pending, report)
     assert (report.acknowledged, report.failed, len(pending)) == (3, 1, 0)
