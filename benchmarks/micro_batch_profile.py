@@ -13,8 +13,8 @@ After every micro-batch the JVM is asked for:
 Reported per micro-batch (differences between consecutive readings) and as medians over
 the micro-batches after the first two (warm-up).
 
-With ``--per-write``, the micro-batch's writes run one after another instead of at once,
-each timed: what each Delta write costs on its own (the wall time then is their sum).
+With ``--per-write``, each Delta commit of the micro-batch is timed as well (the
+micro-batch's one commit, and the compaction/pruning commit every few micro-batches).
 
 Run: ``python -m benchmarks.micro_batch_profile [--events 100000] [--offsets 10000]
 [--per-write]``.
@@ -28,7 +28,6 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,6 @@ from infra.topics import ensure_topics
 from lambda_arch.epochs import run_speed
 from lk.spark import build_session, codegen_compilations
 from speed_layer import micro_batch
-from views.base import View
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "micro_batch_profile.json"
@@ -57,41 +55,37 @@ def jvm_counters(spark: SparkSession) -> dict[str, int]:
     }
 
 
-def write_label(write: partial) -> str:
-    """What one of a micro-batch's writes writes: a view's name, or the table's role."""
-    if write.args and isinstance(write.args[0], View):
-        return write.args[0].name
-    if write.func.__name__ == "_append":
-        return write.args[2]
-    return write.func.__name__.removeprefix("_").removeprefix("write_")
-
-
 def profiled(spark: SparkSession, rows: list[dict[str, Any]], *, per_write: bool) -> None:
-    """Record wall time and counter increments of every micro-batch into ``rows``."""
+    """Record wall time and counter increments of every micro-batch into ``rows``.
+
+    With ``per_write``, the time of each Delta commit to the lane's log is recorded too:
+    ``commit`` (the micro-batch's one commit, which runs the views' jobs) and
+    ``maintain`` (the every-few-micro-batches compaction/pruning commit); ``before``
+    is the rest (reading progress and the catalog, the counting pass).
+    """
     original = micro_batch.MicroBatchProcessor.__call__
-    original_progress = micro_batch.progress.append
     writes: dict[str, float] = {}
 
-    def one_by_one(batch_writes: list[Callable[[], None]]) -> None:
-        for write in batch_writes:
+    def timed(name: str, write: Callable[..., None]) -> Callable[..., None]:
+        def run(*args: Any, **kwargs: Any) -> None:
             started = time.perf_counter()
-            write()
-            writes[write_label(write)] = round(time.perf_counter() - started, 2)
+            write(*args, **kwargs)
+            writes[name] = round(writes.get(name, 0) + time.perf_counter() - started, 2)
 
-    def timed_progress(*args: Any, **kwargs: Any) -> None:
-        started = time.perf_counter()
-        original_progress(*args, **kwargs)
-        writes["progress"] = round(time.perf_counter() - started, 2)
+        return run
 
     def call(self, batch, batch_id: int) -> None:
         writes.clear()
         before, started = jvm_counters(spark), time.perf_counter()
         original(self, batch, batch_id)
         after = jvm_counters(spark)
+        seconds = round(time.perf_counter() - started, 2)
+        if per_write:
+            writes["before"] = round(seconds - sum(writes.values()), 2)
         rows.append(
             {
                 "batch_id": batch_id,
-                "seconds": round(time.perf_counter() - started, 2),
+                "seconds": seconds,
                 **{key: after[key] - before[key] for key in after},
                 **({"writes": dict(writes)} if per_write else {}),
             }
@@ -100,8 +94,8 @@ def profiled(spark: SparkSession, rows: list[dict[str, Any]], *, per_write: bool
 
     micro_batch.MicroBatchProcessor.__call__ = call
     if per_write:
-        micro_batch._all = one_by_one
-        micro_batch.progress.append = timed_progress
+        micro_batch.lane_log.commit = timed("commit", micro_batch.lane_log.commit)
+        micro_batch.lane_log.replace = timed("maintain", micro_batch.lane_log.replace)
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:

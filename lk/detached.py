@@ -24,6 +24,7 @@ from infra import processes
 from lk.config import Settings
 
 SPEED_PROCESS = "speed"  # the long-running ``lk speed``
+SERVE_PROCESS = "serve"  # ``lk serve``: ``lk query`` asks it instead of starting Spark
 
 
 class AlreadyRunningError(RuntimeError):

@@ -313,10 +313,22 @@ class MicroBatchProcessor:
             written.append(lane_log.rows(lane_log.QUARANTINE, rows))
         if late:
             written.append(lane_log.rows(lane_log.LATE, self._late_rows(events, params, views)))
+        max_time = min(clock.values()) if clock else None
         if counts["input"] > counts["bad"]:
-            written.append(lane_log.rows(lane_log.RETAINED, every))
+            kept = every
+            if max_time is not None:
+                # the bound joined in as data, as the watermarks are (module docstring)
+                since = self.spark.sql(
+                    f"SELECT {_timestamp_sql(max_time - self._keep_back())} AS _keep_since"
+                )
+                kept = (
+                    every.crossJoin(F.broadcast(since))
+                    .where(~self._prunable(epoch, F.col("_keep_since")))
+                    .drop("_keep_since")
+                )
+            written.append(lane_log.rows(lane_log.RETAINED, kept))
         stats = {
-            "max_event_time": min(clock.values()) if clock else None,
+            "max_event_time": max_time,
             "partition_clock": clock,
             "input_rows": counts["input"],
             "valid_rows": counts["valid"],
@@ -362,16 +374,15 @@ class MicroBatchProcessor:
         retained = lane_log.read(self.spark, self.lane, lane_log.RETAINED) if prune else None
         if retained is not None:
             parts.append(lane_log.RETAINED)
-            pieces.append(
-                lane_log.rows(lane_log.RETAINED, retained.where(~self._prunable(epoch, clock)))
-            )
+            kept = retained.where(~self._prunable(epoch, F.lit(clock - self._keep_back())))
+            pieces.append(lane_log.rows(lane_log.RETAINED, kept))
         if pieces:
             lane_log.replace(self.spark, self.lane, parts, pieces)
 
-    def _prunable(self, epoch: Epoch, clock: datetime) -> Column:
-        """Retained events no rebase and no join context can need any more."""
+    def _keep_back(self) -> timedelta:
+        """How far behind the clock a rebase or a join context can still reach."""
         views = list(self.registry)
-        keep_back = max(
+        return max(
             [self.settings.views.lateness(v.name) for v in views]
             + [
                 v.context_lookback(self.settings.views) + self.settings.views.lateness(v.name)
@@ -379,7 +390,15 @@ class MicroBatchProcessor:
                 if v.context_lookback is not None
             ]
         ) + timedelta(minutes=5)
-        old = F.col("event_time") < F.lit(clock - keep_back)
+
+    def _prunable(self, epoch: Epoch, since: Column) -> Column:
+        """Retained events no rebase and no join context can need any more.
+
+        Applied when events are first retained, too: a replay's micro-batch of a day of
+        history keeps only its last hour or so, instead of writing every event to be
+        pruned later.
+        """
+        old = F.col("event_time") < since
         return (below(epoch.cutoff) & old) if epoch.keeps_history else old
 
 
