@@ -136,6 +136,53 @@ class Platform:
             on_progress=on_progress,
         )
 
+    def build_history(self, spark: SparkSession) -> dict[str, Any]:
+        """Serve the log as it is now: Lambda's first batch run, or Kappa's first version."""
+        if self.kappa:
+            from kappa.reprocess import reprocess
+
+            done = reprocess(spark, self.settings, self.registry)
+            return {"job": "kappa reprocess", "version": done.version, "offsets": done.offsets}
+        from batch_layer.job import run_batch
+
+        run = run_batch(spark, self.settings, self.registry).run
+        return {"job": "batch run", "run_id": run.run_id, "cutoff": dict(run.cutoff)}
+
+    def scheduled_recompute(self, spark: SparkSession) -> dict[str, Any] | None:
+        """The design's periodic recompute while live (Lambda's nightly batch; Kappa: none)."""
+        if self.kappa:
+            return None
+        from batch_layer.job import run_batch
+
+        run = run_batch(spark, self.settings, self.registry).run
+        return {"job": "batch run", "run_id": run.run_id, "cutoff": dict(run.cutoff)}
+
+    def serve_new_logic(self, spark: SparkSession) -> dict[str, Any]:
+        """Serve every view under this platform's (changed) view settings, whole log included.
+
+        Lambda recomputes through the batch layer and rebases its speed lane onto the new
+        run; Kappa reprocesses into a new version (blue/green) and switches.
+        """
+        if self.kappa:
+            from kappa.reprocess import reprocess
+
+            done = reprocess(spark, self.settings, self.registry)
+            return {"jobs": ["kappa reprocess"], "version": done.version, "offsets": done.offsets}
+        from batch_layer.job import run_batch
+
+        run = run_batch(spark, self.settings, self.registry, force=True).run
+        self.run_streaming(spark, until_caught_up=True)
+        return {"jobs": ["batch run", "speed rebase"], "run_id": run.run_id}
+
+    def served_cutoff(self, spark: SparkSession) -> dict[int, int] | None:
+        """Offsets below which readers are served a batch run (Lambda), else None (Kappa)."""
+        if self.kappa:
+            return None
+        from batch_layer.runs import latest_published
+
+        run = latest_published(spark, self.tables)
+        return dict(run.cutoff) if run else {}
+
     def design_status(self, spark: SparkSession) -> dict[str, Any]:
         """What only this design has to report (Kappa: the versions and the pointer)."""
         if not self.kappa:

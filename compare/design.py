@@ -1,0 +1,443 @@
+"""One design's scenario, in a process of its own: ``python -m compare.design JOB.json``.
+
+History is already in the design's topic. The process serves it (Lambda: a batch run;
+Kappa: version 1), runs the live phase (the generator in a process of its own, the
+streaming job, Lambda's nightly batch halfway, a watcher reading the serving view),
+checks every view against the oracle, applies the logic change and checks again.
+Narrative lines go to stdout as JSON (``{"event": ...}``) for the parent to render;
+the figures go to the job's ``out`` file. The parent samples this process tree's CPU
+and memory; the generator is excluded by its command line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import oracle
+from compare.correctness import compare_rows, keyed
+from compare.expected import OracleLog, contract_views, full_views, late_by_contract
+from compare.metrics import freshness, handoff, window_delays, windows_over_time
+from compare.options import CompareOptions
+from compare.watch import REVENUE, Watcher
+from lk.config import Settings, ViewSettings, load_settings, parse_duration
+from lk.tables import Tables
+from lk.wiring import Platform, build
+from measure.generator import SteadyGenerator, SteadyPlan
+from measure.live import PROBE_BASE
+from measure.machine import bytes_kept, local_dir
+from speed_layer import progress
+from speed_layer.lane import find_lane, lane_root
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def say(event: str, **data: Any) -> None:
+    """One narrative line for the parent (JSON on stdout)."""
+    print(json.dumps({"event": event, "t": time.time(), **data}, default=str), flush=True)
+
+
+class DiskPeak:
+    """Bytes the design keeps, sampled in a thread; the peak and where it happened."""
+
+    def __init__(self, root: Path, interval: float = 2.0) -> None:
+        self.root, self.interval = root, interval
+        self.phase = "history"
+        self.peak: dict[str, Any] = {"bytes": 0, "phase": None}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self) -> dict[str, int]:
+        """Bytes kept now (and the peak so far updated)."""
+        kept = bytes_kept(self.root)
+        total = kept["delta_tables"] + kept["checkpoints"] + kept["other"]
+        if total > self.peak["bytes"]:
+            self.peak = {"bytes": total, "phase": self.phase}
+        return kept
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def __enter__(self) -> DiskPeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
+def changed(settings: Settings, change: dict[str, Any]) -> Settings:
+    """``settings`` with view settings changed (the logic change)."""
+    views = ViewSettings.model_validate(settings.views.model_dump() | change)
+    return settings.model_copy(update={"views": views})
+
+
+def lane_batches(spark: Any, platform: Platform) -> tuple[list[oracle.MicroBatch], Any]:
+    """The serving lane's micro-batches (offset ranges, cutoffs) and its progress rows."""
+    lane = find_lane(spark, platform.tables, platform.streaming_lane_name(spark))
+    rows = (
+        [r for r in progress.history(spark, lane) if r.kind == progress.MICRO_BATCH] if lane else []
+    )
+    return [oracle.MicroBatch(r.start_offsets, r.end_offsets, r.cutoff) for r in rows], rows
+
+
+def check(spark: Any, platform: Platform, log: OracleLog) -> dict[str, Any]:
+    """Every view as served against the oracle, differences explained by the contract."""
+    views = platform.settings.views
+    batches, rows = lane_batches(spark, platform)
+    cutoff = platform.served_cutoff(spark)
+    late = late_by_contract(log, batches, views.lateness)
+    full, allowed = full_views(log, views), contract_views(log, views, late, cutoff)
+    cut = cutoff or {}
+    late_above = {
+        v: sum(1 for e in log.unique if e.event_id in ids and e.offset >= cut.get(e.partition, 0))
+        for v, ids in late.items()
+    }
+    counted: dict[str, int] = {}
+    for row in rows:
+        for view, n in row.late_rows.items():
+            counted[view] = counted.get(view, 0) + n
+    result: dict[str, Any] = {
+        "views": {},
+        "late_by_contract": late_above,
+        "late_counted_by_lanes": counted,
+    }
+    for view in platform.registry:
+        served = [r.asDict() for r in platform.read(spark, view.name).collect()]
+        result["views"][view.name] = compare_rows(
+            served, full[view.name], allowed[view.name], view.key
+        )
+    result["unexplained"] = sum(v["unexplained"] for v in result["views"].values())
+    result["cutoff"] = cutoff
+    result["micro_batches"] = len(batches)
+    return result, late, batches, cutoff  # type: ignore[return-value]
+
+
+def wait_caught_up(spark: Any, platform: Platform, timeout: float) -> bool:
+    """Until the serving lane has processed the log end (its ``_metrics.json``)."""
+    from infra.topics import end_offsets
+
+    settings = platform.settings
+    target = end_offsets(settings, settings.kafka.events_topic)
+    root = local_dir(lane_root(platform.tables, platform.streaming_lane_name(spark)))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            ends = json.loads((root / "_metrics.json").read_text()).get("end_offsets") or {}
+            done = {int(p): int(o) for p, o in next(iter(ends.values()), {}).items()}
+            if all(done.get(p, 0) >= o for p, o in target.items()):
+                return True
+        except (OSError, ValueError):
+            pass
+        time.sleep(1)
+    return False
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Seconds ``fn`` took, and its result."""
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+def live_phase(
+    spark: Any, platform: Platform, opts: CompareOptions, seed: int, workdir: Path
+) -> dict[str, Any]:
+    """The streaming job under a steady generator; Lambda's nightly batch halfway."""
+    settings = platform.settings
+    batches: list[dict] = []
+    errors: list[BaseException] = []
+
+    def stream() -> None:
+        try:
+            platform.run_streaming(spark, until_caught_up=False, on_progress=batches.append)
+        except BaseException as error:  # reported after the live phase
+            errors.append(error)
+
+    plan = SteadyPlan(
+        settings.kafka.bootstrap_servers,
+        settings.kafka.events_topic,
+        rate=opts.rate,
+        seconds=opts.live_seconds,
+        source_args={
+            "seed": seed,
+            "users": opts.users,
+            "products": opts.products,
+            "probe_every": opts.probe_every,
+            "late_fraction": opts.late_fraction,
+            "max_lateness_s": opts.live_max_lateness_s,
+        },
+        max_schedule_lag_s=opts.max_schedule_lag_s,
+    )
+    windows_from = datetime.now(UTC).replace(tzinfo=None, second=0, microsecond=0)
+    lane = threading.Thread(target=stream, name="lk-compare-stream", daemon=True)
+    lane.start()
+    nightly: dict[str, Any] | None = None
+    with Watcher(spark, platform, PROBE_BASE, windows_from, opts.poll_s) as watcher:
+        with SteadyGenerator(plan, workdir) as generator:
+            say(
+                "live",
+                message=f"generator sends {opts.rate:g} events/s for {opts.live_seconds:g} s",
+            )
+            time.sleep(opts.live_seconds / 2)
+            started = time.perf_counter()
+            nightly = platform.scheduled_recompute(spark)
+            if nightly is not None:
+                nightly["seconds"] = round(time.perf_counter() - started, 1)
+                say(
+                    "nightly",
+                    message=f"nightly batch run published in {nightly['seconds']} s "
+                    "while the speed layer served",
+                    **nightly,
+                )
+            schedule = generator.wait()
+        say(
+            "live",
+            message=f"generator done: {schedule.sent:,} records, "
+            f"schedule lag {schedule.schedule_lag}",
+        )
+        caught_up = wait_caught_up(spark, platform, timeout=300)
+        time.sleep(opts.poll_s * 3 + 3)  # the watcher's last looks after the catch-up
+    for query in spark.streams.active:
+        query.stop()
+    lane.join(timeout=120)
+    if errors:
+        raise RuntimeError(f"the streaming job failed: {errors[0]}") from errors[0]
+    return {
+        "schedule": schedule,
+        "seen": watcher.seen,
+        "windows_from": windows_from,
+        "nightly": nightly,
+        "caught_up": caught_up,
+        "micro_batches": len(batches),
+        "median_micro_batch_s": sorted(b.get("batch_duration_ms") or 0 for b in batches)[
+            len(batches) // 2
+        ]
+        / 1000
+        if batches
+        else None,
+    }
+
+
+def probe_positions(log_events: list[oracle.RawRecord]) -> dict[int, tuple[int, int]]:
+    """Probe user -> (partition, offset) of its event in the log."""
+    out: dict[int, tuple[int, int]] = {}
+    for record in log_events:
+        if record.key and record.key.isdigit() and int(record.key) >= PROBE_BASE:
+            out.setdefault(int(record.key), (record.partition, record.offset))
+    return out
+
+
+def late_data(
+    log: OracleLog,
+    batches: list[oracle.MicroBatch],
+    values: tuple[str, ...],
+    absorbed_below: dict[int, int] | None,
+) -> list[dict[str, Any]]:
+    """For each allowed lateness: events the live lane leaves out, and what becomes of them."""
+    out = []
+    cut = absorbed_below or {}
+    for text in values:
+        lateness = parse_duration(text)
+        late = late_by_contract(log, batches, lambda _v, ls=lateness: ls)["events_by_type"]
+        events = [e for e in log.unique if e.event_id in late]
+        absorbed = sum(1 for e in events if e.offset < cut.get(e.partition, 0))
+        out.append(
+            {
+                "allowed_lateness": text,
+                "late_in_streaming": len(events),
+                "absorbed_later": absorbed,
+                "excluded_for_good": len(events) - absorbed,
+            }
+        )
+    return out
+
+
+def loaded_lines() -> dict[str, int]:
+    """Platform modules this process imported and their lines of code (no blanks/comments)."""
+    out = {}
+    for name, module in sorted(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if (
+            not path
+            or not path.startswith(str(REPO))
+            or name.startswith(("compare", "measure", "tests"))
+        ):
+            continue
+        lines = Path(path).read_text().splitlines()
+        out[name] = sum(1 for line in lines if line.strip() and not line.strip().startswith("#"))
+    return out
+
+
+def run(job: dict[str, Any]) -> dict[str, Any]:
+    """The whole scenario of one design; the figures as a dict."""
+    from lk.spark import build_session
+    from oracle import consume_all
+
+    opts = CompareOptions.model_validate(job["options"])
+    settings = load_settings(**job["settings"])
+    design, seed, workdir = settings.mode, job["seed"], Path(job["workdir"])
+    spark = build_session(settings, app_name=f"lk-compare-{design}")
+    platform = build(settings)
+    root = local_dir(Tables.of(settings).root)
+    result: dict[str, Any] = {"design": design, "seed": seed, "phases": {}}
+    with DiskPeak(root) as disk:
+        seconds, history = timed(lambda: platform.build_history(spark))
+        result["phases"]["history"] = {"seconds": round(seconds, 1), **history}
+        say("history", message=f"{history['job']} over the history in {seconds:.1f} s")
+        disk.phase = "live"
+        live = live_phase(spark, platform, opts, seed, workdir)
+        events = consume_all(settings, settings.kafka.events_topic)
+        log = OracleLog.of(events, consume_all(settings, settings.kafka.catalog_topic))
+        live_check, late, batches, cutoff = check(spark, platform, log)
+        say(
+            "correctness",
+            message=f"end of live phase: {live_check['unexplained']} unexplained differences",
+            unexplained=live_check["unexplained"],
+        )
+        schedule, seen = live["schedule"], live["seen"]
+        probes = {int(p["id"]) for p in schedule.probes}
+        cut = cutoff or {}
+        by_event = {e.event_id: e for e in log.unique}
+        excluded = {
+            int(e.user_id)
+            for eid in late["cart_state"]
+            if (e := by_event.get(eid)) and e.offset >= cut.get(e.partition, 0)
+        }
+        quantities = {
+            r.user_id: r.quantity
+            for r in platform.read(spark, "cart_state").where(f"user_id >= {PROBE_BASE}").collect()
+        }
+        positions = probe_positions(events)
+        nightly_cut = (live["nightly"] or {}).get("cutoff") or {}
+        straddle = [
+            b
+            for b in batches
+            if any(b.start.get(p, 0) < o <= b.end.get(p, 0) for p, o in nightly_cut.items())
+        ]
+        straddling = {u for u, (p, o) in positions.items() if any(b.holds(p, o) for b in straddle)}
+        full = {
+            k: v
+            for k, v in keyed(
+                full_views(log, settings.views)[REVENUE], ("window_start", "category")
+            ).items()
+        }
+        final = {
+            (datetime.fromisoformat(k[0]), k[1]): (dict(v)["orders"], dict(v)["revenue"])
+            for k, v in full.items()
+            if datetime.fromisoformat(k[0]) >= live["windows_from"]
+        }
+        over_time = windows_over_time(seen.windows, final)
+        size = settings.views.tumbling_window.total_seconds()
+        result["live"] = {
+            "generator": schedule.as_dict() | {"probes": len(schedule.probes)},
+            "valid": schedule.valid,
+            "caught_up": live["caught_up"],
+            "micro_batches": live["micro_batches"],
+            "median_micro_batch_s": live["median_micro_batch_s"],
+            "nightly": live["nightly"],
+            "watch": {
+                "polls": seen.polls,
+                "median_poll_s": sorted(seen.poll_seconds)[len(seen.poll_seconds) // 2]
+                if seen.poll_seconds
+                else None,
+                "errors": seen.errors[:5],
+            },
+        }
+        result["freshness"] = freshness(
+            schedule.probes, seen.probe_first_seen, excluded, schedule.started_at + opts.warmup_s
+        )
+        result["freshness"]["warm_up_discarded_s"] = opts.warmup_s
+        result["correctness_over_time"] = {
+            **window_delays(over_time["windows"], size),
+            "per_window": over_time["windows"],
+        }
+        result["handoff"] = handoff(quantities, probes, excluded, straddling)
+        result["correctness"] = {"end_of_live": live_check}
+        say(
+            "freshness",
+            message="freshness through the serving view",
+            **{k: result["freshness"][k] for k in ("processing_time_s", "event_time_s")},
+        )
+
+        disk.phase = "logic change"
+        new = changed(settings, opts.change)
+        platform2 = build(new)
+        disk.sample()
+        seconds, done = timed(lambda: platform2.serve_new_logic(spark))
+        disk.sample()
+        offsets = len(events)
+        result["new_logic"] = {
+            "change": opts.change,
+            "seconds": round(seconds, 1),
+            "log_records": offsets,
+            "events_per_s": round(offsets / seconds, 1),
+            **done,
+        }
+        say(
+            "new logic",
+            message=f"new logic served in {seconds:.1f} s ({offsets / seconds:,.0f} records/s)",
+        )
+        after, _, batches2, cutoff2 = check(spark, platform2, log)
+        result["correctness"]["after_change"] = after
+        say(
+            "correctness",
+            message=f"after the change: {after['unexplained']} unexplained differences",
+            unexplained=after["unexplained"],
+        )
+        final_cut = cutoff2 if cutoff2 is not None else None
+        result["late_data"] = {
+            "live_lane": late_data(log, batches, opts.lateness_values, final_cut),
+            "after_change_lane": late_data(log, batches2, opts.lateness_values, final_cut),
+            "note": "late_in_streaming: left out by the streaming lane at that lateness (the "
+            "contract, from its micro-batches); absorbed_later: below the batch cutoff served "
+            "after the change",
+        }
+        disk.phase = "end"
+        kept = disk.sample()
+    from measure.machine import topic_bytes
+
+    result["storage"] = {
+        "kept_end": kept,
+        "peak_bytes": disk.peak["bytes"],
+        "peak_phase": disk.peak["phase"],
+        "log_bytes": topic_bytes(settings, settings.kafka.events_topic),
+    }
+    result["complexity"] = {
+        "jobs_run": [history["job"], "streaming lane " + platform.streaming_lane_name(spark)]
+        + ([live["nightly"]["job"] + " (nightly)"] if live["nightly"] else [])
+        + done.get("jobs", []),
+        "long_running_jobs": 1,
+        "scheduled_jobs": 1 if live["nightly"] else 0,
+        "tables": kept["tables"],
+        "checkpoints": kept["checkpoint_dirs"],
+        "modules": loaded_lines(),
+    }
+    result["log"] = {
+        "events_records": offsets,
+        "unique_events": len(log.unique),
+        "quarantined": log.quarantined,
+    }
+    spark.stop()
+    return result
+
+
+def main(argv: list[str]) -> int:
+    """``python -m compare.design JOB.json``: run, write the job's ``out`` file."""
+    job = json.loads(Path(argv[0]).read_text())
+    result = run(job)
+    Path(job["out"]).write_text(json.dumps(result, default=str))
+    say("done", message=f"{result['design']} done")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,63 @@
+"""What the oracle says a design must serve: all of the log, less what the contract drops.
+
+The contract's late decisions come from the raw log and the lane's recorded micro-batch
+boundaries (:func:`oracle.late_events`), never from the platform's own late-event list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+import oracle
+from lk.config import ViewSettings
+
+
+@dataclass(frozen=True)
+class OracleLog:
+    """The log as the oracle reads it: unique valid events and the catalog state."""
+
+    unique: list[oracle.Event]
+    catalog: dict[int, str]
+    quarantined: int
+
+    @classmethod
+    def of(
+        cls, events: Sequence[oracle.RawRecord], catalog: Sequence[oracle.RawRecord]
+    ) -> OracleLog:
+        """Decode, de-duplicate, fold the catalog."""
+        decoded, bad = oracle.decode(events)
+        return cls(oracle.dedup(decoded), oracle.catalog_state(catalog), len(bad))
+
+
+def late_by_contract(
+    log: OracleLog,
+    batches: Sequence[oracle.MicroBatch],
+    lateness: Callable[[str], timedelta],
+) -> dict[str, set[str]]:
+    """``view -> event ids`` a lane with these micro-batches leaves out as late."""
+    return oracle.late_events(log.unique, batches, oracle.VIEW_NAMES, lateness)
+
+
+def full_views(log: OracleLog, settings: ViewSettings) -> dict[str, list[dict]]:
+    """Every view over every unique valid event (nothing late, nothing left out)."""
+    return oracle.compute_views(log.unique, log.catalog, settings)
+
+
+def contract_views(
+    log: OracleLog,
+    settings: ViewSettings,
+    late: Mapping[str, set[str]],
+    cutoff: Mapping[int, int] | None,
+) -> dict[str, list[dict]]:
+    """Every view without the events the lane leaves out (those below ``cutoff`` stay)."""
+    cut = cutoff or {}
+    out: dict[str, list[dict]] = {}
+    for name in oracle.VIEW_NAMES:
+        dropped = late.get(name, set())
+        kept = [
+            e for e in log.unique if e.offset < cut.get(e.partition, 0) or e.event_id not in dropped
+        ]
+        out[name] = oracle.compute_views(kept, log.catalog, settings)[name]
+    return out

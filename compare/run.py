@@ -1,0 +1,122 @@
+"""The orchestration: history into each design's topic, the designs one after the other.
+
+Each design runs in a child process (:mod:`compare.design`) that this process samples
+for CPU and memory. Both designs read byte-identical logs: the same seeded history, and
+the same seeded live records (only the times differ: event time is the send time). Each
+has a topic and a storage root of its own, on the same broker, so the second design does
+not see the first one's live phase as history.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from compare.options import CompareOptions
+from compare.summary import assemble
+from event_log.generator import WorkloadSpec, generate_ahead
+from event_log.producer import produce
+from infra.topics import ensure_topics
+from lk.config import Settings, with_sections
+from measure.machine import machine
+from measure.resources import TreeSampler
+
+REPO = Path(__file__).resolve().parents[1]
+Narrate = Callable[[str, dict[str, Any]], None]
+
+
+def design_settings(base: Settings, design: str, seed: int, work: Path) -> Settings:
+    """Settings of one design's run: its mode, its topics, its storage root."""
+    label = f"{design}_{seed}_{datetime.now(UTC).strftime('%H%M%S')}"
+    settings = with_sections(
+        base,
+        kafka={"events_topic": f"events_{label}", "catalog_topic": f"catalog_{label}"},
+        storage={"root": str(work / label)},
+    )
+    return settings.model_copy(update={"mode": design})
+
+
+def history_spec(opts: CompareOptions, seed: int, anchor: datetime) -> WorkloadSpec:
+    """The seeded history: ``events`` events ending at ``anchor`` (event time)."""
+    return WorkloadSpec(
+        events=opts.events,
+        seed=seed,
+        users=opts.users,
+        products=opts.products,
+        start=(anchor - opts.history_span).replace(tzinfo=None, microsecond=0),
+        span=opts.history_span,
+        late_fraction=opts.late_fraction,
+    )
+
+
+def run_design(
+    settings: Settings, opts: CompareOptions, seed: int, work: Path, narrate: Narrate
+) -> dict[str, Any]:
+    """One design's child process, sampled; its figures with the cost added."""
+    job_dir = work / f"{settings.mode}_{seed}"
+    job_dir.mkdir(parents=True, exist_ok=True)
+    job = {
+        "settings": settings.model_dump(mode="json"),
+        "options": opts.model_dump(mode="json"),
+        "seed": seed,
+        "workdir": str(job_dir),
+        "out": str(job_dir / "result.json"),
+    }
+    (job_dir / "job.json").write_text(json.dumps(job, default=str))
+    with (job_dir / "design.log").open("w") as log:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "compare.design", str(job_dir / "job.json")],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
+        with TreeSampler(child.pid, exclude_cmdline=("measure.generator",)) as sampler:
+            assert child.stdout is not None
+            for line in child.stdout:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                narrate(settings.mode, event)
+            code = child.wait()
+    if code != 0:
+        tail = "".join((job_dir / "design.log").read_text().splitlines(keepends=True)[-30:])
+        raise RuntimeError(f"the {settings.mode} run failed (exit {code}):\n{tail}")
+    result = json.loads((job_dir / "result.json").read_text())
+    result["cost"] = sampler.usage.as_dict()
+    return result
+
+
+def run_compare(
+    base: Settings, opts: CompareOptions, out: Path, narrate: Narrate | None = None
+) -> dict[str, Any]:
+    """Run the comparison; write ``results.json``, ``summary.md``, ``report.html`` to ``out``."""
+    from compare.report import write_reports
+
+    tell = narrate or (lambda design, event: None)
+    out.mkdir(parents=True, exist_ok=True)
+    work = out / "work"
+    info = machine(base)
+    runs: list[dict[str, Any]] = []
+    for seed in opts.seeds():
+        anchor = datetime.now(UTC)
+        for design in opts.order:
+            settings = design_settings(base, design, seed, work)
+            ensure_topics(settings)
+            report = produce(settings, generate_ahead(history_spec(opts, seed, anchor)))
+            if report.failed or report.acknowledged != report.sent:
+                raise RuntimeError(f"history not fully acknowledged: {report.as_dict()}")
+            tell(
+                design,
+                {"event": "produced", "message": f"history: {report.sent:,} records (seed {seed})"},
+            )
+            runs.append(run_design(settings, opts, seed, work, tell))
+    results = assemble(runs, opts, info)
+    write_reports(results, out)
+    return results

@@ -1,0 +1,178 @@
+"""From the runs to the figures a reader compares: medians and spreads per design."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from compare.options import CompareOptions
+from compare.verdict import verdict
+from measure.stats import median_spread
+
+#: (name, unit, lower is better, how to read it from one run)
+METRICS: list[tuple[str, str, bool, Callable[[dict], float | None]]] = [
+    (
+        "freshness p50 (ack -> visible)",
+        "s",
+        True,
+        lambda r: _get(r, "freshness", "processing_time_s", "p50"),
+    ),
+    (
+        "freshness p99 (ack -> visible)",
+        "s",
+        True,
+        lambda r: _get(r, "freshness", "processing_time_s", "p99"),
+    ),
+    ("event-time latency p99", "s", True, lambda r: _get(r, "freshness", "event_time_s", "p99")),
+    (
+        "unexplained differences",
+        "rows",
+        True,
+        lambda r: (
+            _get(r, "correctness", "end_of_live", "unexplained")
+            + _get(r, "correctness", "after_change", "unexplained")
+        ),
+    ),
+    ("rows != oracle, end of live", "rows", True, lambda r: _off(r, "end_of_live")),
+    ("rows != oracle, after change", "rows", True, lambda r: _off(r, "after_change")),
+    (
+        "window correct after its end, p50",
+        "s",
+        True,
+        lambda r: _get(r, "correctness_over_time", "correct_answer_after_window_end_s", "p50"),
+    ),
+    (
+        "windows never correct in live phase",
+        "windows",
+        True,
+        lambda r: _get(r, "correctness_over_time", "never_correct_by_end"),
+    ),
+    (
+        "handoff: counted twice or missed",
+        "probes",
+        True,
+        lambda r: _get(r, "handoff", "counted_twice_or_more") + _get(r, "handoff", "missed"),
+    ),
+    ("time to serve new logic", "s", True, lambda r: _get(r, "new_logic", "seconds")),
+    ("new logic throughput", "records/s", False, lambda r: _get(r, "new_logic", "events_per_s")),
+    (
+        "CPU per million records",
+        "CPU-s",
+        True,
+        lambda r: _get(r, "cost", "cpu_seconds") / (_get(r, "log", "events_records") / 1e6),
+    ),
+    ("peak memory (all processes)", "MiB", True, lambda r: _get(r, "cost", "peak_rss_mib")),
+    (
+        "bytes kept at the end",
+        "MB",
+        True,
+        lambda r: (
+            _get(r, "storage", "kept_end", "delta_tables") / 1e6
+            + _get(r, "storage", "kept_end", "checkpoints") / 1e6
+        ),
+    ),
+    ("peak bytes kept", "MB", True, lambda r: _get(r, "storage", "peak_bytes") / 1e6),
+    (
+        "tables + checkpoints to operate",
+        "count",
+        True,
+        lambda r: _get(r, "complexity", "tables") + _get(r, "complexity", "checkpoints"),
+    ),
+    ("jobs run", "count", True, lambda r: len(_get(r, "complexity", "jobs_run"))),
+]
+
+
+def _get(run: dict, *path: str) -> Any:
+    value: Any = run
+    for key in path:
+        value = (value or {}).get(key) if isinstance(value, dict) else None
+    return value if value is not None else float("nan")
+
+
+def _off(run: dict, phase: str) -> float:
+    views = _get(run, "correctness", phase, "views")
+    if not isinstance(views, dict):
+        return float("nan")
+    return sum(v["different"] + v["missing"] + v["extra"] for v in views.values())
+
+
+def late_table(runs: Sequence[dict]) -> dict[str, list[dict[str, Any]]]:
+    """Per design and allowed lateness: median events excluded for good and absorbed."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for design in sorted({r["design"] for r in runs}):
+        mine = [r for r in runs if r["design"] == design]
+        rows = []
+        for i, first in enumerate(mine[0]["late_data"]["live_lane"]):
+
+            def med(key: str, i: int = i, mine: list[dict] = mine) -> float:
+                return median_spread([r["late_data"]["live_lane"][i][key] for r in mine])["median"]
+
+            rows.append(
+                {
+                    "allowed_lateness": first["allowed_lateness"],
+                    "late_in_streaming": med("late_in_streaming"),
+                    "absorbed_later": med("absorbed_later"),
+                    "excluded_for_good": med("excluded_for_good"),
+                    "unique_events": median_spread([r["log"]["unique_events"] for r in mine])[
+                        "median"
+                    ],
+                }
+            )
+        out[design] = rows
+    return out
+
+
+def lines_of_code(runs: Sequence[dict]) -> dict[str, Any]:
+    """Lines of the platform modules each design loaded; shared code counted once."""
+    loaded = {r["design"]: r["complexity"]["modules"] for r in runs}
+    if len(loaded) < 2:
+        return {"per_design": {d: sum(m.values()) for d, m in loaded.items()}}
+    designs = sorted(loaded)
+    shared = set.intersection(*(set(m) for m in loaded.values()))
+    size = {name: lines for m in loaded.values() for name, lines in m.items()}
+    return {
+        "shared_lines": sum(size[n] for n in shared),
+        "shared_modules": len(shared),
+        "own_lines": {d: sum(v for n, v in loaded[d].items() if n not in shared) for d in designs},
+        "own_modules": {d: sorted(n for n in loaded[d] if n not in shared) for d in designs},
+        "note": "lines (no blanks, no comments) of the platform modules each design's process "
+        "imported; modules both imported are shown once, as shared",
+    }
+
+
+def assemble(runs: list[dict], opts: CompareOptions, info: dict[str, Any]) -> dict[str, Any]:
+    """``results.json``: every number the report shows, the runs, the machine, the verdict."""
+    designs = [d for d in opts.order if any(r["design"] == d for r in runs)]
+    table = []
+    for name, unit, lower, read in METRICS:
+        row: dict[str, Any] = {"metric": name, "unit": unit, "lower_is_better": lower}
+        for design in designs:
+            values = [read(r) for r in runs if r["design"] == design]
+            values = [v for v in values if v == v]  # drop NaN (not measured)
+            row[design] = median_spread(values)
+        table.append(row)
+    valid = all(r["live"]["valid"] for r in runs)
+    results: dict[str, Any] = {
+        "machine": info,
+        "options": opts.model_dump(mode="json"),
+        "ran_first": opts.order[0],
+        "designs": designs,
+        "valid": valid,
+        "invalid_runs": [
+            {
+                "design": r["design"],
+                "seed": r["seed"],
+                "schedule_lag": r["live"]["generator"]["schedule_lag"],
+            }
+            for r in runs
+            if not r["live"]["valid"]
+        ],
+        "table": table,
+        "late_data": late_table(runs),
+        "lines_of_code": lines_of_code(runs),
+        "sustainable_rate": {"measured": False, "detail": "not measured: run with --sustainable"},
+        "scaling": {"measured": False, "detail": "not measured: run with --scaling N,N,..."},
+        "runs": runs,
+    }
+    results["verdict"] = verdict(results)
+    return results
