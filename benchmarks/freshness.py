@@ -1,22 +1,24 @@
 """Freshness: time from Kafka's acknowledgement of an event to its visibility.
 
-One run, one broker, two contenders side by side, each on topics of its own and the
-same steady producer (``--rate`` events/s for ``--seconds``):
+One run, one broker; the contenders one after the other, each on topics of its own,
+all fed by the same load generator (``measure.generator``): a process of its own that
+sends ``--rate`` events/s for ``--seconds`` on a fixed schedule and reports how far it
+fell behind it (a run whose generator fell behind is marked invalid). Every
+``--probe-every``-th event is a probe: an ``add_to_cart`` by a user of its own.
 
-* ``lk`` - ``lk speed`` (Lambda, default trigger) and ``lk serve`` in subprocesses. Every
-  ``--probe-every``-th event is a probe: an ``add_to_cart`` by a user of its own, so its
-  cart line appears in ``GET /views/cart_state?user_id=...`` exactly when the event
-  became visible over HTTP.
-* ``floor`` - the least any Spark + Delta speed layer pays on this machine: one bare
-  Structured Streaming query (same Kafka source, same decode, same default trigger) that
-  appends the decoded events to one Delta table, in this process, idempotently
-  (``txnAppId``/``txnVersion``, as exactly-once requires). A probe is visible
-  when the micro-batch that carries it has committed (no serving refresh, no views).
+* ``floor`` - the least any Spark + Delta speed layer pays on this machine
+  (:mod:`benchmarks.floor`: read, decode, idempotent append to one Delta table), in
+  this process. A probe is visible when the micro-batch that carries it has committed.
+* ``floor-tuned`` - the same with the engine's knobs set for latency (``TUNED``).
+* ``lk`` / ``lk-tuned`` - ``lk speed`` (Lambda) and ``lk serve`` in subprocesses, with
+  the default settings / the same knobs. A probe is visible when its cart line is in
+  ``GET /views/cart_state`` over HTTP.
 
-Reported per contender: p50/p95/p99 of (visible - acknowledged by Kafka) and the median
-micro-batch duration; for ``lk`` also p99 over its median micro-batch.
+Reported per contender: p50/p95/p99/max of visible - acknowledged (and of visible -
+due, which hides no queueing in the generator), the median micro-batch; lk's p99 over
+the tuned floor's and over its own median micro-batch.
 
-Run: ``python -m benchmarks.freshness [--rate 5000] [--seconds 60] [--contenders lk floor]``.
+Run: ``python -m benchmarks.freshness [--rate 5000] [--seconds 60] [--contenders ...]``.
 """
 
 from __future__ import annotations
@@ -30,89 +32,96 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from datetime import datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import httpx
-from kafka import KafkaProducer
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from benchmarks.producer_throughput import broker, machine
+from benchmarks.floor import start_floor
 from benchmarks.recompute_vs_replay import isolated
-from event_log.decode import decode_events
-from event_log.kafka_source import read_stream
-from event_log.schema import Event
 from infra.local import free_ports
 from infra.topics import ensure_topics
 from lk.config import Settings
 from lk.spark import build_session
+from measure.generator import ScheduleReport, SteadyGenerator, SteadyPlan
+from measure.live import PROBE_BASE
+from measure.machine import broker, machine
+from measure.stats import summary
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "freshness.json"
-PROBE_USERS = 1_000_000
+
+#: The knobs the engine offers for latency, applied to the tuned floor and to lk-tuned.
+TUNED = {
+    "trigger_interval": "0 seconds",  # start the next micro-batch as soon as one ends
+    "spark_conf": {
+        # fewer Delta log checkpoints (a Spark job each) and no per-file statistics
+        "spark.databricks.delta.properties.defaults.checkpointInterval": "100",
+        "spark.databricks.delta.properties.defaults.dataSkippingNumIndexedCols": "0",
+    },
+}
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def producer_for(settings: Settings) -> KafkaProducer:
-    return KafkaProducer(
-        bootstrap_servers=settings.kafka.bootstrap_servers,
-        acks="all",
-        linger_ms=5,
-        compression_type="gzip",
+def tuned(settings: Settings) -> Settings:
+    """``settings`` with the ``TUNED`` knobs."""
+    conf = {**settings.spark.conf, **TUNED["spark_conf"]}
+    return settings.model_copy(
+        update={
+            "stream": settings.stream.model_copy(
+                update={"trigger_interval": TUNED["trigger_interval"]}
+            ),
+            "spark": settings.spark.model_copy(update={"conf": conf}),
+        }
     )
 
 
-def send_warm_up(producer: KafkaProducer, settings: Settings) -> None:
-    """One probe-like event (user 1), so a contender can show it is up before the clock runs."""
-    warm = Event("warm-0", "add_to_cart", 1, 1, 1, Decimal("1.00"), datetime(2026, 11, 1))
-    producer.send(settings.kafka.events_topic, key=warm.key(), value=warm.to_json()).get()
+def plan_for(settings: Settings, args: argparse.Namespace) -> SteadyPlan:
+    return SteadyPlan(
+        settings.kafka.bootstrap_servers,
+        settings.kafka.events_topic,
+        rate=args.rate,
+        seconds=args.seconds,
+        source_args={"seed": 7, "probe_every": args.probe_every, "late_fraction": 0.0},
+    )
 
 
-def steady_stream(
-    producer: KafkaProducer, settings: Settings, args: argparse.Namespace, acked: dict[int, float]
-) -> int:
-    """Send ``args.rate`` events/s for ``args.seconds``; record each probe's ack time."""
-    start, sent = time.monotonic(), 0
-    t0 = datetime(2026, 11, 1, 1)
-    while (elapsed := time.monotonic() - start) < args.seconds:
-        while sent < elapsed * args.rate:
-            probe = sent % args.probe_every == 0
-            user = PROBE_USERS + sent if probe else 2 + sent % 5_000
-            event = Event(
-                f"f-{sent}",
-                "add_to_cart" if probe else "page_view",
-                user,
-                7,
-                1 if probe else None,
-                Decimal("1.00") if probe else None,
-                t0,
-            )
-            future = producer.send(
-                settings.kafka.events_topic, key=event.key(), value=event.to_json()
-            )
-            if probe:
-                future.add_callback(lambda _, u=user: acked.__setitem__(u, time.time()))
-            sent += 1
-        time.sleep(0.001)
-    producer.flush()
-    return sent
+def warm_up(settings: Settings, workdir: Path, visible: Any) -> None:
+    """Two probes at a low rate until the contender shows one: it runs before the clock does."""
+    plan = SteadyPlan(
+        settings.kafka.bootstrap_servers,
+        settings.kafka.events_topic,
+        rate=2,
+        seconds=1,
+        source_args={"seed": 1, "probe_every": 1, "probe_base": PROBE_BASE // 2},
+    )
+    with SteadyGenerator(plan, workdir) as generator:
+        generator.wait()
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and not visible():
+        time.sleep(0.5)
 
 
-def wait_until(condition: Callable[[], bool], seconds: float = 300) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and not condition():
-        time.sleep(1)
+def latencies(report: ScheduleReport, seen: dict[int, float]) -> dict[str, Any]:
+    """Visibility percentiles from the generator's probes and their first sighting."""
+    acked = [p for p in report.probes if "acked" in p]
+    shown = [p for p in acked if int(p["id"]) in seen]
+    return {
+        "generator": {
+            "sent": report.sent,
+            "achieved_rate": round(report.achieved_rate),
+            "schedule_lag_seconds": report.schedule_lag,
+            "valid": report.valid,
+        },
+        "probes": len(acked),
+        "probes_seen": len(shown),
+        "visibility_seconds": summary([seen[int(p["id"])] - p["acked"] for p in shown], 2),
+        "visibility_from_due_seconds": summary([seen[int(p["id"])] - p["due"] for p in shown], 2),
+    }
 
 
-def run_lk(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
+def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """``lk speed`` + ``lk serve``; a probe is visible when the HTTP API returns its cart line."""
     port = free_ports(1)[0]
     env = {
@@ -123,49 +132,52 @@ def run_lk(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
         "LK_STORAGE__ROOT": settings.storage.root,
         "LK_SERVING__PORT": str(port),
         "LK_SERVING__REFRESH_INTERVAL": "250ms",
+        "LK_STREAM__TRIGGER_INTERVAL": settings.stream.trigger_interval,
+        "LK_SPARK__CONF": json.dumps(settings.spark.conf),
+        "LK_WATCHDOG__HOME": str(workdir / "run"),
     }
-    producer = producer_for(settings)
-    send_warm_up(producer, settings)
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "lk.cli.app", *cmd],
             cwd=REPO,
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=(workdir / f"{cmd[0]}.log").open("w"),
         )
         for cmd in (["speed"], ["serve"])
     ]
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5)
-
-    def has_cart(user: int) -> bool:
-        try:
-            reply = client.get("/views/cart_state", params={"user_id": user})
-            return reply.status_code == 200 and bool(reply.json())
-        except (httpx.HTTPError, ValueError):
-            return False
-
-    acked: dict[int, float] = {}
     seen: dict[int, float] = {}
+
+    def look() -> None:
+        try:
+            reply = client.get("/views/cart_state")
+        except httpx.HTTPError:
+            return
+        if reply.status_code != 200:
+            return
+        now = time.time()
+        for row in reply.json():
+            if row["user_id"] >= PROBE_BASE // 2:
+                seen.setdefault(row["user_id"], now)
+
     try:
-        wait_until(lambda: has_cart(1))
+        warm_up(settings, workdir, lambda: (look(), bool(seen))[1])
         stop = threading.Event()
 
         def watch() -> None:
-            drain_deadline = None
-            while len(seen) < len(acked) or not stop.is_set():
-                for user in [u for u in list(acked) if u not in seen]:
-                    if has_cart(user):
-                        seen[user] = time.time()
+            while not stop.is_set():
+                look()
                 time.sleep(0.05)
-                if stop.is_set():
-                    drain_deadline = drain_deadline or time.monotonic() + 120
-                    if time.monotonic() > drain_deadline:
-                        return
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
-        sent = steady_stream(producer, settings, args, acked)
+        with SteadyGenerator(plan_for(settings, args), workdir) as generator:
+            report = generator.wait()
+        expected = {int(p["id"]) for p in report.probes}
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not expected <= seen.keys():
+            time.sleep(0.5)
         stop.set()
         watcher.join()
         status = subprocess.run(
@@ -180,88 +192,73 @@ def run_lk(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
             proc.terminate()
         for proc in procs:
             proc.wait(timeout=60)
-    report = summary(sent, args, acked, seen)
+    result = latencies(report, seen)
     try:
-        report["median_micro_batch_seconds"] = json.loads(status.stdout)["streaming"][
-            "median_batch_seconds"
-        ]
+        streaming = json.loads(status.stdout)["streaming"]
+        result["median_micro_batch_seconds"] = streaming["median_batch_seconds"]
     except (ValueError, KeyError, TypeError):
-        report["status_error"] = status.stderr[-2000:]
-    return report
+        result["status_error"] = status.stderr[-2000:]
+    return result
 
 
-def run_floor(settings: Settings, args: argparse.Namespace) -> dict[str, Any]:
-    """A bare query: Kafka -> decode -> append to one Delta table; visible once committed."""
+def run_floor(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """The floor query (:mod:`benchmarks.floor`); a probe is visible once committed."""
     spark = build_session(settings, app_name="lk-freshness-floor")
-    table = f"{settings.storage.uri()}/floor_events"
-    acked: dict[int, float] = {}
     seen: dict[int, float] = {}
-    durations: list[float] = []
 
-    def append(batch: DataFrame, batch_id: int) -> None:
-        started = time.perf_counter()
-        batch = batch.persist()
-        (
-            batch.write.format("delta")
-            .mode("append")
-            .option("txnAppId", "freshness-floor")
-            .option("txnVersion", batch_id)
-            .save(table)
-        )
-        committed = time.time()
-        durations.append(time.perf_counter() - started)
+    def note(batch: DataFrame, _: int, committed: float) -> None:
         probes = batch.where(
-            (F.col("event_type") == "add_to_cart") & (F.col("user_id") >= PROBE_USERS)
+            (F.col("event_type") == "add_to_cart") & (F.col("user_id") >= PROBE_BASE // 2)
         ).select("user_id")
         for row in probes.collect():
             seen.setdefault(row.user_id, committed)
-        batch.unpersist()
 
-    producer = producer_for(settings)
-    send_warm_up(producer, settings)
-    query = (
-        decode_events(read_stream(spark, settings, settings.kafka.events_topic))
-        .where(F.col("reason").isNull())
-        .writeStream.foreachBatch(append)
-        .option("checkpointLocation", f"{settings.storage.uri()}/_checkpoints/floor")
-        .trigger(processingTime=settings.stream.trigger_interval)
-        .start()
-    )
+    query, durations = start_floor(spark, settings, note)
     try:
-        wait_until(lambda: len(durations) > 0)
+        warm_up(settings, workdir, lambda: bool(seen))
         durations.clear()
-        sent = steady_stream(producer, settings, args, acked)
-        wait_until(lambda: len(seen) >= len(acked), seconds=120)
+        with SteadyGenerator(plan_for(settings, args), workdir) as generator:
+            report = generator.wait()
+        expected = {int(p["id"]) for p in report.probes}
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not expected <= seen.keys():
+            time.sleep(0.5)
     finally:
         query.stop()
         spark.stop()
-    report = summary(sent, args, acked, seen)
-    report["median_micro_batch_seconds"] = (
+    result = latencies(report, seen)
+    result["median_micro_batch_seconds"] = (
         round(statistics.median(durations), 2) if durations else None
     )
-    return report
+    return result
 
 
-def summary(
-    sent: int, args: argparse.Namespace, acked: dict[int, float], seen: dict[int, float]
-) -> dict[str, Any]:
-    latencies = [seen[u] - acked[u] for u in acked if u in seen]
-    return {
-        "events_sent": sent,
-        "achieved_rate": round(sent / args.seconds),
-        "probes": len(acked),
-        "probes_seen": len(latencies),
-        "visibility_seconds": {
-            "p50": round(percentile(latencies, 0.5), 2),
-            "p95": round(percentile(latencies, 0.95), 2),
-            "p99": round(percentile(latencies, 0.99), 2),
-        }
-        if latencies
-        else None,
+CONTENDERS = {
+    "floor": (run_floor, False),
+    "floor-tuned": (run_floor, True),
+    "lk": (run_lk, False),
+    "lk-tuned": (run_lk, True),
+}
+
+
+def ratios(results: dict[str, Any]) -> dict[str, float]:
+    """lk's p99 against the floors' and against its own median micro-batch."""
+    p99 = {
+        name: r["visibility_seconds"]["p99"]
+        for name, r in results.items()
+        if r.get("visibility_seconds")
     }
-
-
-CONTENDERS = {"lk": run_lk, "floor": run_floor}
+    out: dict[str, float] = {}
+    for lk in ("lk", "lk-tuned"):
+        if lk not in p99:
+            continue
+        for floor in ("floor", "floor-tuned"):
+            if floor in p99:
+                out[f"{lk}_p99_over_{floor}_p99"] = round(p99[lk] / p99[floor], 2)
+        median = results[lk].get("median_micro_batch_seconds")
+        if median:
+            out[f"{lk}_p99_over_median_micro_batch"] = round(p99[lk] / median, 2)
+    return out
 
 
 def main() -> None:
@@ -270,8 +267,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--probe-every", type=int, default=500)
     parser.add_argument(
-        "--contenders", nargs="+", choices=list(CONTENDERS), default=["lk", "floor"]
+        "--contenders", nargs="+", choices=list(CONTENDERS), default=list(CONTENDERS)
     )
+    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     with (
         tempfile.TemporaryDirectory(prefix="lk-fresh-") as tmp,
@@ -280,30 +278,28 @@ def main() -> None:
         info = machine(base)
         results: dict[str, Any] = {}
         for name in args.contenders:
-            settings = isolated(base, name, Path(tmp))
+            run, knobs = CONTENDERS[name]
+            settings = isolated(base, name.replace("-", "_"), Path(tmp))
+            settings = tuned(settings) if knobs else settings
             ensure_topics(settings)
-            results[name] = CONTENDERS[name](settings, args)
+            workdir = Path(tmp) / f"work-{name}"
+            workdir.mkdir()
+            results[name] = run(settings, args, workdir)
             print(name, json.dumps(results[name]), flush=True)
     report: dict[str, Any] = {
         "benchmark": "freshness",
         "machine": info,
         "rate_target": args.rate,
         "seconds": args.seconds,
-        "trigger_interval": base.stream.trigger_interval,
+        "order": args.contenders,
+        "default_trigger_interval": base.stream.trigger_interval,
+        "tuned": TUNED,
+        "valid": all(r["generator"]["valid"] for r in results.values()),
         "contenders": results,
+        "ratios": ratios(results),
     }
-    lk = results.get("lk", {})
-    if lk.get("visibility_seconds") and lk.get("median_micro_batch_seconds"):
-        report["lk_p99_over_median_batch"] = round(
-            lk["visibility_seconds"]["p99"] / lk["median_micro_batch_seconds"], 2
-        )
-    floor = results.get("floor", {})
-    if lk.get("visibility_seconds") and floor.get("visibility_seconds"):
-        report["lk_p99_over_floor_p99"] = round(
-            lk["visibility_seconds"]["p99"] / floor["visibility_seconds"]["p99"], 2
-        )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2))
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))
 
 

@@ -1,21 +1,22 @@
-"""Sustainable rate: the highest steady input rate at which the speed layer's lag stays flat.
+"""Sustainable rate: the highest steady input rate at which a streaming path keeps up.
 
-One run, one broker, side by side:
+One run, one broker; the contenders one after the other, each on topics of its own, all
+fed by the same load generator (``measure.generator``, a process of its own on a fixed
+schedule; a trial whose generator fell behind is invalid, not a result):
 
-* ``ceiling_read_decode`` - a bare Spark job that reads a preloaded topic and decodes it
-  (events/s): what any consumer of this topic can do on this machine;
-* ``catch_up`` - ``lk speed --until-caught-up`` over the same preloaded topic (events/s
-  with full micro-batches): an upper bound for the steady rate;
-* steady trials - ``lk speed`` (default trigger, in a subprocess) while a producer sends
-  the benchmark workload at a fixed rate for ``--minutes``; consumer lag (log end minus
-  the lane's last processed offsets) is sampled every few seconds. A rate is sustainable
-  when the lag's least-squares slope over the trial (after a warm-up minute) is below
-  2 % of the rate: the lag is flat. Trials run at 0.8, 0.5 and 0.3 of the catch-up rate
-  (or ``--rates``), stopping at the first sustainable one.
+* ``floor`` - the bare read, decode and idempotent append to one Delta table
+  (:mod:`benchmarks.floor`), with the tuned knobs of :mod:`benchmarks.freshness`;
+* ``lk`` - ``lk speed`` (Lambda) in a subprocess, with the same knobs.
 
-Reported: every trial, the highest sustainable rate, and that rate over the ceiling.
+A trial sends ``rate`` events/s for a warm-up minute and then ``--minutes``; consumer
+lag (log end minus the offsets the contender has processed) is sampled every 5 s after
+the warm-up. A rate is sustainable when the lag grew by less than 1 % of the events
+sent over the measured window (``measure.stats.lag_grows``). The same search for both:
+start at ``--start`` events/s, double while sustainable, halve while not, then bisect
+between the highest sustainable and the lowest unsustainable rate, ``--trials`` trials
+in all.
 
-Run: ``python -m benchmarks.sustainable_rate [--minutes 5] [--rates 4000 2000]``.
+Run: ``python -m benchmarks.sustainable_rate [--minutes 5] [--trials 4] [--start 4000]``.
 """
 
 from __future__ import annotations
@@ -23,180 +24,199 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kafka import KafkaProducer
-
-from benchmarks.producer_throughput import broker, machine
-from benchmarks.recompute_vs_replay import (
-    ceiling_read_decode,
-    isolated,
-    load_topic,
-    records_file,
-    spec_for,
-    timed,
-)
+from benchmarks.floor import processed_offsets, start_floor
+from benchmarks.freshness import tuned
+from benchmarks.recompute_vs_replay import isolated
 from infra.topics import end_offsets, ensure_topics
-from lambda_arch.epochs import LAMBDA_LANE, run_speed
+from lambda_arch.epochs import LAMBDA_LANE
 from lk.config import Settings
 from lk.spark import build_session
 from lk.tables import Tables
+from measure.generator import SteadyGenerator, SteadyPlan
+from measure.machine import broker, machine
+from measure.stats import lag_grows
 from speed_layer.lane import lane_root
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "sustainable_rate.json"
-PRELOAD = 300_000
-STEADY_SOURCE = 5_000_000  # a long workload, so event time moves forward for the whole trial
-FLAT_SLOPE = 0.02
+WARM_UP_S = 60
+SAMPLE_EVERY_S = 5
+GROWTH_LIMIT = 0.01
+
+Processed = Callable[[], dict[int, int] | None]
 
 
-def records(path: Path) -> Iterator[tuple[str, bytes, bytes | None]]:
-    """``(topic, key, value)`` from a cached workload file, in send order."""
-    with path.open() as lines:
-        for line in lines:
-            topic, key, value = line.rstrip("\n").split("\t", 2)
-            yield topic, key.encode(), value.encode() if value else None
-
-
-def lag(settings: Settings) -> int | None:
-    """Offsets in the log that the speed lane has not processed (None before its first batch)."""
+def lk_processed(settings: Settings) -> dict[int, int] | None:
+    """The offsets the Lambda lane has processed (its ``_metrics.json``), None before any."""
     metrics = (
         Path(lane_root(Tables.of(settings), LAMBDA_LANE).removeprefix("file:")) / "_metrics.json"
     )
-    if not metrics.exists():
-        return None
     try:
         per_topic = json.loads(metrics.read_text()).get("end_offsets") or {}
-    except (OSError, ValueError):  # replaced at this instant: take the next sample
+    except (OSError, ValueError):  # not written yet, or being replaced: the next sample
         return None
-    done = per_topic.get(settings.kafka.events_topic, {})
-    ends = end_offsets(settings, settings.kafka.events_topic)
-    return sum(ends.values()) - sum(int(v) for v in done.values())
+    return {int(p): int(o) for p, o in per_topic.get(settings.kafka.events_topic, {}).items()}
 
 
-def slope(samples: list[tuple[float, int]]) -> float:
-    """Least-squares slope of lag over time, offsets per second."""
-    xs, ys = [t for t, _ in samples], [v for _, v in samples]
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    var = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / var if var else 0.0
-
-
-def steady_trial(base: Settings, workdir: Path, rate: int, minutes: float) -> dict[str, Any]:
-    """``lk speed`` under a steady producer at ``rate`` events/s; lag sampled throughout."""
-    settings = isolated(base, f"steady_{rate}", workdir)
-    ensure_topics(settings)
+@contextmanager
+def run_lk(settings: Settings, workdir: Path) -> Iterator[Processed]:
     env = {
         **os.environ,
         "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
         "LK_KAFKA__EVENTS_TOPIC": settings.kafka.events_topic,
         "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
         "LK_STORAGE__ROOT": settings.storage.root,
+        "LK_STREAM__TRIGGER_INTERVAL": settings.stream.trigger_interval,
+        "LK_SPARK__CONF": json.dumps(settings.spark.conf),
+        "LK_WATCHDOG__HOME": str(workdir / "run"),
     }
-    topics = {"events": settings.kafka.events_topic, "catalog": settings.kafka.catalog_topic}
-    producer = KafkaProducer(
-        bootstrap_servers=settings.kafka.bootstrap_servers, linger_ms=20, compression_type="gzip"
-    )
     speed = subprocess.Popen(
         [sys.executable, "-m", "lk.cli.app", "speed"],
         cwd=REPO,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=(workdir / "speed.log").open("w"),
     )
-    stop = threading.Event()
-    sent = 0
-
-    def send() -> None:
-        nonlocal sent
-        source = records(records_file(spec_for(STEADY_SOURCE)))
-        start = time.monotonic()
-        while not stop.is_set():
-            due = (time.monotonic() - start) * rate
-            while sent < due:
-                topic, key, value = next(source)
-                producer.send(topics[topic], key=key, value=value)
-                sent += topic == "events"
-            time.sleep(0.002)
-
-    sender = threading.Thread(target=send, daemon=True)
-    samples: list[tuple[float, int]] = []
     try:
-        sender.start()
-        started = time.monotonic()
-        while (elapsed := time.monotonic() - started) < 60 + minutes * 60:
-            time.sleep(5)
-            value = lag(settings)
-            if value is not None and elapsed >= 60:
-                samples.append((elapsed, value))
+        yield lambda: lk_processed(settings)
     finally:
-        stop.set()
-        sender.join()
-        producer.flush()
         speed.terminate()
         speed.wait(timeout=120)
-    growth = slope(samples) if len(samples) > 1 else float("inf")
+
+
+@contextmanager
+def run_floor(settings: Settings, workdir: Path) -> Iterator[Processed]:
+    spark = build_session(settings, app_name="lk-rate-floor")
+    query, _ = start_floor(spark, settings)
+    try:
+        yield lambda: processed_offsets(query) or None
+    finally:
+        query.stop()
+        spark.stop()
+
+
+CONTENDERS = {"floor": run_floor, "lk": run_lk}
+
+
+def trial(
+    base: Settings, contender: str, rate: int, minutes: float, workdir: Path
+) -> dict[str, Any]:
+    """One contender at one rate: the generator runs, the lag is sampled."""
+    label = f"{contender}_{rate}"
+    settings = tuned(isolated(base, label, workdir))
+    ensure_topics(settings)
+    here = workdir / label
+    here.mkdir(parents=True, exist_ok=True)
+    seconds = WARM_UP_S + minutes * 60
+    plan = SteadyPlan(
+        settings.kafka.bootstrap_servers,
+        settings.kafka.events_topic,
+        rate=rate,
+        seconds=seconds,
+        source_args={"seed": rate, "probe_every": 0},
+    )
+    samples: list[tuple[float, float]] = []
+    with (
+        CONTENDERS[contender](settings, here) as processed,
+        SteadyGenerator(plan, here) as generator,
+    ):
+        started = time.monotonic()
+        while (elapsed := time.monotonic() - started) < seconds:
+            time.sleep(SAMPLE_EVERY_S)
+            done = processed()
+            if done is None or elapsed < WARM_UP_S:
+                continue
+            ends = end_offsets(settings, settings.kafka.events_topic)
+            samples.append((elapsed, sum(ends.values()) - sum(done.values())))
+        report = generator.wait()
+    measured = rate * (samples[-1][0] - samples[0][0]) if len(samples) > 1 else 0
+    keeps_up = not lag_grows(samples, measured, GROWTH_LIMIT)
     return {
+        "contender": contender,
         "rate": rate,
-        "achieved_rate": round(sent / (time.monotonic() - started)),
+        "achieved_rate": round(report.achieved_rate),
+        "schedule_lag_seconds": report.schedule_lag,
+        "valid": report.valid,
         "lag_first": samples[0][1] if samples else None,
         "lag_last": samples[-1][1] if samples else None,
         "lag_max": max((v for _, v in samples), default=None),
-        "lag_slope_per_s": round(growth, 1),
-        "sustainable": growth < FLAT_SLOPE * rate,
+        "lag_growth_share_of_input": round((samples[-1][1] - samples[0][1]) / measured, 4)
+        if measured
+        else None,
+        "sustainable": report.valid and keeps_up,
     }
+
+
+def search(
+    base: Settings, contender: str, args: argparse.Namespace, workdir: Path
+) -> list[dict[str, Any]]:
+    """Double/halve from ``--start``, then bisect; ``--trials`` trials in all."""
+    good, bad, rate, trials = 0, None, args.start, []
+    for _ in range(args.trials):
+        result = trial(base, contender, rate, args.minutes, workdir)
+        trials.append(result)
+        print(json.dumps(result), flush=True)
+        if not result["valid"]:
+            break  # the generator cannot send this fast: no higher rate can be measured
+        if result["sustainable"]:
+            good = max(good, rate)
+        else:
+            bad = rate if bad is None else min(bad, rate)
+        if bad is None:
+            rate *= 2
+        elif good == 0:
+            rate //= 2
+        else:
+            rate = (good + bad) // 2
+        rate = int(round(rate, -2))
+        if rate in {t["rate"] for t in trials}:
+            break
+    return trials
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=5.0)
-    parser.add_argument("--rates", type=int, nargs="*", default=None)
+    parser.add_argument("--trials", type=int, default=4)
+    parser.add_argument("--start", type=int, default=4_000)
+    parser.add_argument(
+        "--contenders", nargs="+", choices=list(CONTENDERS), default=["floor", "lk"]
+    )
+    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lk-rate-") as tmp:
         workdir = Path(tmp)
         with broker(None, workdir / "kafka") as base:
-            preloaded = isolated(base, "preloaded", workdir)
-            ensure_topics(preloaded)
-            spark = build_session(preloaded, app_name="lk-bench-rate")
-            load_topic(spark, preloaded, records_file(spec_for(PRELOAD)))
-            logged = sum(end_offsets(preloaded, preloaded.kafka.events_topic).values())
-            ceiling_s, _ = timed(lambda: ceiling_read_decode(spark, preloaded))
-            catch_up_s, _ = timed(lambda: run_speed(spark, preloaded, until_caught_up=True))
-            spark.stop()
-            ceiling, catch_up = logged / ceiling_s, logged / catch_up_s
-            print(f"ceiling {ceiling:.0f} ev/s, catch-up {catch_up:.0f} ev/s", flush=True)
-            rates = args.rates or [round(catch_up * f, -2) for f in (0.8, 0.5, 0.3)]
-            trials = []
-            for rate in rates:
-                trials.append(steady_trial(base, workdir, int(rate), args.minutes))
-                print(json.dumps(trials[-1]), flush=True)
-                if trials[-1]["sustainable"]:
-                    break
-            best = max((t["rate"] for t in trials if t["sustainable"]), default=None)
-            report = {
-                "benchmark": "sustainable_rate",
-                "machine": machine(base),
-                "preloaded_events": logged,
-                "ceiling_read_decode_events_per_s": round(ceiling),
-                "catch_up_events_per_s": round(catch_up),
-                "catch_up_vs_ceiling": round(catch_up / ceiling, 3),
-                "trial_minutes": args.minutes,
-                "flat_means": f"lag slope < {FLAT_SLOPE:.0%} of the rate",
-                "trials": trials,
-                "highest_sustainable_rate": best,
-                "sustainable_vs_ceiling": round(best / ceiling, 3) if best else None,
-            }
-            RESULTS.parent.mkdir(parents=True, exist_ok=True)
-            RESULTS.write_text(json.dumps(report, indent=2))
-            print(json.dumps(report, indent=2))
+            info = machine(base)
+            trials = {name: search(base, name, args, workdir) for name in args.contenders}
+    best = {
+        name: max((t["rate"] for t in runs if t["sustainable"]), default=None)
+        for name, runs in trials.items()
+    }
+    report: dict[str, Any] = {
+        "benchmark": "sustainable_rate",
+        "machine": info,
+        "order": args.contenders,
+        "warm_up_seconds": WARM_UP_S,
+        "trial_minutes": args.minutes,
+        "sustainable_means": f"lag grows by less than {GROWTH_LIMIT:.0%} of the input",
+        "trials": trials,
+        "highest_sustainable_rate": best,
+    }
+    if best.get("lk") and best.get("floor"):
+        report["lk_over_floor"] = round(best["lk"] / best["floor"], 3)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":
