@@ -33,11 +33,11 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from benchmarks.producer_throughput import broker, machine
 from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
 from infra.topics import ensure_topics
 from lambda_arch.epochs import run_speed
 from lk.spark import build_session, codegen_compilations
+from measure.machine import broker, machine
 from speed_layer import micro_batch
 
 REPO = Path(__file__).resolve().parents[1]

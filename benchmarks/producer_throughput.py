@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import resource
 import statistics
@@ -41,11 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -55,10 +51,10 @@ from kafka import KafkaAdminClient, KafkaProducer
 from event_log.generator import Record, WorkloadSpec, generate
 from event_log.producer import produce
 from infra.jars import kafka_classpath
-from infra.local import local_broker
 from infra.topics import end_offsets, ensure_topics
 from lk.cli.produce import workload
-from lk.config import Settings, load_settings
+from lk.config import Settings
+from measure.machine import broker, machine
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "producer_throughput.json"
@@ -114,22 +110,6 @@ class Workload:
 def with_kafka(settings: Settings, **fields: Any) -> Settings:
     """Copy frozen Settings with some ``kafka`` fields changed."""
     return settings.model_copy(update={"kafka": settings.kafka.model_copy(update=fields)})
-
-
-@contextmanager
-def broker(bootstrap: str | None, workdir: Path) -> Iterator[Settings]:
-    """Settings on the given bootstrap, or on a broker of our own (stopped on exit)."""
-    jars = {"jars_dir": str(REPO / ".lk/jars/kafka")}
-    spark = {"jars_dir": str(REPO / ".lk/jars/spark")}
-    if bootstrap:
-        yield load_settings(kafka={"bootstrap_servers": bootstrap}, broker=jars, spark=spark)
-        return
-    base = load_settings(broker=jars, spark=spark, storage={"root": str(workdir / "data")})
-    with local_broker(base, workdir) as settings:
-        print(
-            f"started a broker on {settings.kafka.bootstrap_servers} in {workdir}", file=sys.stderr
-        )
-        yield settings
 
 
 def fresh_topics(settings: Settings, label: str, created: list[str]) -> Settings:
@@ -273,36 +253,6 @@ def run_one(settings: Settings, name: str, work: Workload, created: list[str]) -
     if stored != run.records:
         raise RuntimeError(f"{name}: {run.records} records reported but {stored} stored")
     return run
-
-
-def java_version() -> str:
-    done = subprocess.run(["java", "-version"], capture_output=True, text=True, check=False)
-    return (done.stderr or done.stdout).splitlines()[0] if done.returncode == 0 else "?"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
-
-
-def machine(settings: Settings) -> dict[str, Any]:
-    kafka_jar = next(Path(kafka_classpath(settings).rstrip("*")).glob("kafka-clients-*.jar"), None)
-    return {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "cpu_count": os.cpu_count(),
-        "cpu_model": cpu_model(),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "java": java_version(),
-        "kafka_python": version("kafka-python"),
-        "kafka_java_clients": kafka_jar.stem.removeprefix("kafka-clients-") if kafka_jar else "?",
-    }
 
 
 def summarize(runs: list[Run]) -> dict[str, Any]:

@@ -35,7 +35,6 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from batch_layer.job import run_batch
-from benchmarks.producer_throughput import broker, machine
 from event_log.catalog import read_catalog
 from event_log.decode import decode_events
 from event_log.generator import WorkloadSpec, generate
@@ -45,6 +44,7 @@ from kappa.reprocess import reprocess
 from lk.config import Settings
 from lk.spark import build_session
 from lk.tables import Tables
+from measure.machine import broker, machine
 from views import revenue_by_category
 from views.base import ViewContext
 

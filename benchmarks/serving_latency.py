@@ -40,7 +40,6 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from batch_layer.job import run_batch
-from benchmarks.producer_throughput import broker, machine
 from event_log.generator import WorkloadSpec
 from event_log.producer import produce
 from infra.local import free_ports
@@ -48,6 +47,7 @@ from infra.topics import ensure_topics
 from lk.cli.produce import workload
 from lk.config import Settings
 from lk.spark import build_session
+from measure.machine import broker, machine
 from serving_layer.read import read_view
 from serving_layer.snapshot import ColumnInfo
 

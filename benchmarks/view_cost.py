@@ -23,7 +23,6 @@ import tempfile
 from pathlib import Path
 
 from batch_layer.job import run_batch
-from benchmarks.producer_throughput import broker, machine
 from benchmarks.recompute_vs_replay import (
     ceiling_read_decode,
     isolated,
@@ -36,6 +35,7 @@ from event_log.catalog import read_catalog
 from infra.topics import end_offsets, ensure_topics
 from lk.spark import build_session
 from lk.tables import Tables
+from measure.machine import broker, machine
 from views import default_registry
 from views.base import ViewContext
 
