@@ -268,6 +268,7 @@ def loaded_lines() -> dict[str, int]:
         path = getattr(module, "__file__", None)
         if (
             not path
+            or not path.endswith(".py")
             or not path.startswith(str(REPO))
             or name.startswith(("compare", "measure", "tests"))
         ):
@@ -362,9 +363,11 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         }
         result["handoff"] = handoff(quantities, probes, excluded, straddling)
         result["correctness"] = {"end_of_live": live_check}
+        fresh = result["freshness"]["processing_time_s"] or {}
         say(
             "freshness",
-            message="freshness through the serving view",
+            message=f"ack -> visible through the serving view: p50 {fresh.get('p50')} s, "
+            f"p99 {fresh.get('p99')} s over {fresh.get('n', 0)} probes",
             **{k: result["freshness"][k] for k in ("processing_time_s", "event_time_s")},
         )
 

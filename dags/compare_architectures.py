@@ -1,11 +1,12 @@
 """
 ### Compare architectures
 
-Triggered by hand. `lk compare` does not exist yet, so this runs the two designs'
-oracle checks: per view, the rows each design serves against the independent oracle
-over the whole log (rows equal, only served, only in the oracle), and writes the report
-under `<storage root>/reports/`. It reports rather than fails: Kappa legitimately lacks
-events later than a view's allowed lateness; Lambda serves provisional speed rows.
+Triggered by hand. Runs `lk compare` (the same function, `compare.run.run_compare`):
+one seeded workload through Lambda and Kappa, one design after the other, each against
+the oracle, with freshness, correctness over time, the handoff, late data, cost and
+complexity side by side. Params: `options` (any `lk compare` option, e.g.
+`{"events": 20000, "rate": 200, "live_seconds": 60}`) and `out` (the report folder,
+default `.lk/reports`). The task returns where `report.html` is and the verdict.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from airflow.sdk import dag, task
     max_active_runs=1,
     tags=["lambda", "kappa"],
     doc_md=__doc__,
+    params={"options": {}, "out": None},
 )
 def compare_architectures():
     @task
@@ -31,28 +33,13 @@ def compare_architectures():
         return mode_gate("compare_architectures")
 
     @task
-    def lambda_vs_oracle(gate: dict) -> dict:
-        from lk.tasks import compare_with_oracle
+    def compare(gate: dict, params: dict | None = None) -> dict:
+        from lk.tasks import compare_designs
 
-        return compare_with_oracle("lambda")
+        params = params or {}
+        return compare_designs(params.get("options") or {}, params.get("out"))
 
-    @task
-    def kappa_vs_oracle(gate: dict) -> dict:
-        from lk.tasks import compare_with_oracle
-
-        return compare_with_oracle("kappa")
-
-    @task
-    def publish_report(lambda_report: dict, kappa_report: dict) -> dict:
-        from lk.tasks import publish_comparison
-
-        return publish_comparison([lambda_report, kappa_report])
-
-    gate = mode_gate()
-    lam = lambda_vs_oracle(gate)
-    kap = kappa_vs_oracle(gate)
-    lam >> kap  # one Spark job at a time on two cores
-    publish_report(lam, kap)
+    compare(mode_gate())
 
 
 compare_architectures()

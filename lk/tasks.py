@@ -381,68 +381,31 @@ def kappa_reprocess() -> dict[str, Any]:
 # --- comparing the designs ----------------------------------------------------------------
 
 
-def _canonical(row: dict, skip: set[str]) -> str:
-    return json.dumps({k: str(v) for k, v in sorted(row.items()) if k not in skip})
+def compare_designs(
+    options: dict[str, Any] | None = None, out: str | None = None
+) -> dict[str, Any]:
+    """``lk compare`` as a task: the same function, the report under ``out`` (or ``.lk/reports``).
 
-
-def compare_with_oracle(design: str) -> dict[str, Any]:
-    """Per view, the rows ``design`` serves against the oracle's over the whole log.
-
-    ``lk compare`` does not exist yet; this is the two designs' oracle check, reported
-    rather than asserted: a Kappa view legitimately lacks events later than its allowed
-    lateness, and a Lambda view holds provisional speed rows until the next batch.
+    Returns where the report is, whether the run is valid and the verdict's sentences.
     """
-    import oracle
-    from lake.source import ViewNotReadyError
-    from lk.wiring import build
-    from serving_layer.read import serving_state
-
-    settings = load_settings(mode=design)
-    platform = build(settings)
-    spark = _session(settings, f"compare-{design}")
-    try:
-        source = platform.serving_source(spark)
-    except ViewNotReadyError as err:
-        return {"design": design, "serving": None, "detail": str(err)}
-    views = settings.views
-    if design == "kappa":  # a Kappa version serves the view settings frozen into it
-        from kappa.versions import open_version, serving_version, version_settings
-
-        version = serving_version(spark, platform.tables)
-        views = version_settings(settings, open_version(spark, settings, version)).views
-    events = oracle.consume_all(settings, settings.kafka.events_topic)
-    catalog = oracle.consume_all(settings, settings.kafka.catalog_topic)
-    decoded, _ = oracle.decode(events)
-    expected = oracle.compute_views(oracle.dedup(decoded), oracle.catalog_state(catalog), views)
-    report: dict[str, Any] = {"design": design, "serving": source.description, "views": {}}
-    for view in platform.registry:
-        try:
-            served = view.serve(serving_state(spark, view, source))
-        except ViewNotReadyError as err:
-            report["views"][view.name] = {"detail": str(err)}
-            continue
-        skip = {"distinct_users_approx"}
-        got = {_canonical(r.asDict(), skip) for r in served.collect()}
-        want = {_canonical(r, skip) for r in expected[view.name]}
-        report["views"][view.name] = {
-            "rows_served": len(got),
-            "rows_oracle": len(want),
-            "equal": len(got & want),
-            "only_served": len(got - want),
-            "only_oracle": len(want - got),
-        }
-    return report
-
-
-def publish_comparison(reports: list[dict[str, Any]]) -> dict[str, Any]:
-    """Write the comparison next to the data (``<storage root>/reports/``); return its path."""
     from datetime import UTC, datetime
 
-    from lk import storage
-    from lk.tables import Tables
+    from compare.options import CompareOptions
+    from compare.run import run_compare
 
     settings = load_settings()
+    opts = CompareOptions.model_validate(options or {})
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    path = Tables.of(settings).path("reports", f"compare_{stamp}.json")
-    storage.write_text(_session(settings, "compare-report"), path, json.dumps(reports, indent=2))
-    return {"report": path, "designs": {r["design"]: r.get("serving") for r in reports}}
+    target = Path(out or ".lk/reports").resolve() / f"compare_{stamp}"
+
+    def narrate(design: str, event: dict[str, Any]) -> None:
+        if event.get("message"):
+            log.info("%s %s: %s", design, event["event"], event["message"])
+
+    results = run_compare(settings, opts, target, narrate)
+    return {
+        "out": str(target),
+        "report": str(target / "report.html"),
+        "valid": results["valid"],
+        "verdict": results["verdict"],
+    }

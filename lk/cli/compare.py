@@ -40,6 +40,7 @@ def compare_command(
     scaling: Annotated[
         str | None, Opt(help="History lengths for time to serve new logic, e.g. 250000,500000.")
     ] = None,
+    first: Annotated[str, Opt(help="The design that runs first: lambda or kappa.")] = "lambda",
     own_broker: Annotated[
         bool,
         Opt(
@@ -62,6 +63,7 @@ def compare_command(
         late_fraction=late_fraction,
         sustainable=sustainable,
         scaling=tuple(int(n) for n in scaling.split(",")) if scaling else (),
+        order=(first, "kappa" if first == "lambda" else "lambda"),
     )
     config = settings()
     with ExitStack() as stack:
