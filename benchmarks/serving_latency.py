@@ -47,8 +47,8 @@ from infra.topics import ensure_topics
 from lk.cli.produce import workload
 from lk.config import Settings
 from lk.spark import build_session
+from lk.wiring import build
 from measure.machine import broker, machine
-from serving_layer.read import read_view
 from serving_layer.snapshot import ColumnInfo
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,6 +81,7 @@ def serve_env(settings: Settings) -> dict[str, str]:
         "LK_SPARK__JARS_DIR": str(settings.spark.jars_dir),
         "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
         "LK_BROKER__JARS_DIR": str(settings.broker.jars_dir),
+        "LK_WATCHDOG__HOME": f"{settings.storage.root}/_run",  # lk serve's PID file
     }
 
 
@@ -157,7 +158,7 @@ def time_spark(spark: SparkSession, settings: Settings, queries: list[Query]) ->
     samples: list[float] = []
     for name, params in queries:
         started = time.perf_counter()
-        frame = read_view(spark, settings, name)
+        frame = build(settings).read(spark, name)
         columns = {f.name: ColumnInfo.of(f.name, f.dataType) for f in frame.schema.fields}
         condition = reduce(
             lambda a, b: a & b, [F.col(c) == columns[c].value(v) for c, v in params.items()]
@@ -166,6 +167,24 @@ def time_spark(spark: SparkSession, settings: Settings, queries: list[Query]) ->
         samples.append((time.perf_counter() - started) * 1000)
         if len(rows) != 1:
             raise RuntimeError(f"spark {name} {params}: {len(rows)} rows")
+    return samples
+
+
+def time_cli(settings: Settings, port: int, queries: list[Query]) -> list[float]:
+    """Wall time of ``lk query VIEW --filter ...`` from the shell (a process each), in ms.
+
+    ``lk serve`` runs, so the command asks it over HTTP instead of starting Spark.
+    """
+    env = serve_env(settings) | {"LK_SERVING__PORT": str(port)}
+    samples: list[float] = []
+    for name, params in queries:
+        filters = [arg for c, v in params.items() for arg in ("--filter", f"{c}={v}")]
+        cmd = [sys.executable, "-m", "lk.cli.app", "query", name, *filters, "--format", "json"]
+        started = time.perf_counter()
+        done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+        samples.append((time.perf_counter() - started) * 1000)
+        if done.returncode != 0 or len(done.stdout.splitlines()) != 1:
+            raise RuntimeError(f"lk query {name} {params}: {done.stderr[-1000:]}")
     return samples
 
 
@@ -192,8 +211,11 @@ def markdown(result: dict[str, Any]) -> str:
     lines.append(row("HTTP API, all views", http["overall"]))
     for name, stats in http["per_view"].items():
         lines.append(row(f"HTTP API, {name}", stats))
+    if result.get("cli_query"):
+        lines.append(row("`lk query` from the shell, lk serve running", result["cli_query"]))
     if result.get("spark_per_request"):
-        lines.append(row("Spark per request (`lk query` path)", result["spark_per_request"]))
+        spark = result["spark_per_request"]
+        lines.append(row("Spark per request (`lk query` without lk serve)", spark))
     m = result["machine"]
     lines += [
         "",
@@ -228,6 +250,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=2_000, help="timed HTTP point queries")
     parser.add_argument("--warmup", type=int, default=200, help="untimed HTTP queries first")
     parser.add_argument("--spark-queries", type=int, default=20, help="0 skips the contrast")
+    parser.add_argument("--cli-queries", type=int, default=20, help="`lk query` runs, timed")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--ready-timeout", type=float, default=600.0)
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -278,6 +301,7 @@ def _benchmark(args: argparse.Namespace, settings: Settings, tmp: Path) -> dict[
         time_http(client, queries[: args.warmup])
         timed = queries[args.warmup :]
         samples = time_http(client, timed)
+        cli_samples = time_cli(settings, port, timed[: args.cli_queries])
     by_view: dict[str, list[float]] = {}
     for (name, _), ms in zip(timed, samples, strict=True):
         by_view.setdefault(name, []).append(ms)
@@ -306,6 +330,7 @@ def _benchmark(args: argparse.Namespace, settings: Settings, tmp: Path) -> dict[
         "warmup_queries": args.warmup,
         "http_point_query": http,
         "spark_per_request": spark_stats,
+        "cli_query": percentiles(cli_samples) if len(cli_samples) > 1 else None,
         "target_p99_ms": TARGET_P99_MS,
         "target_met": http["overall"]["p99_ms"] < TARGET_P99_MS,
     }

@@ -48,10 +48,11 @@ def _env(settings) -> dict[str, str]:
 
 
 def _committed_batches(settings) -> int:
-    log = Path(
-        Tables.of(settings).path("lambda", "speed", "progress", "_delta_log").removeprefix("file:")
+    """Micro-batches Spark has committed (``commits/N``): the next one is number this."""
+    commits = Path(
+        Tables.of(settings).path("lambda", "speed", "checkpoint", "commits").removeprefix("file:")
     )
-    return len(list(log.glob("*.json"))) if log.exists() else 0
+    return len([p for p in commits.glob("*") if p.name.isdigit()]) if commits.exists() else 0
 
 
 def _start_speed(settings) -> subprocess.Popen:
