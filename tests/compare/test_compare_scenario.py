@@ -1,0 +1,66 @@
+"""``lk compare`` end to end on the real broker: every metric family, both designs, the oracle.
+
+Long (two small comparisons, each design in a Spark process of its own): marker ``scenario``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compare.options import CompareOptions
+from compare.run import run_compare
+from compare.screenshot import browser, screenshot
+from lk.config import Settings
+
+pytestmark = [pytest.mark.integration, pytest.mark.scenario]
+
+FAMILIES = (
+    "correctness",
+    "freshness",
+    "correctness_over_time",
+    "handoff",
+    "new_logic",
+    "late_data",
+    "cost",
+    "storage",
+    "complexity",
+)
+
+
+def small(late_fraction: float) -> CompareOptions:
+    return CompareOptions(
+        events=2_000, rate=50, live_seconds=20, late_fraction=late_fraction, warmup_s=5,
+        lateness_values=("30 seconds", "2 minutes", "10 minutes"),
+    )  # fmt: skip
+
+
+def test_compare_measures_every_family_and_the_verdict_follows_the_numbers(
+    kafka_settings: Settings, tmp_path: Path
+) -> None:
+    on_time = run_compare(kafka_settings, small(0.0), tmp_path / "on_time")
+    late = run_compare(kafka_settings, small(0.3), tmp_path / "late")
+    for results in (on_time, late):
+        assert results["designs"] == ["lambda", "kappa"]
+        for run in results["runs"]:
+            assert set(FAMILIES) <= set(run), run["design"]
+            for phase in ("end_of_live", "after_change"):
+                assert run["correctness"][phase]["unexplained"] == 0, (run["design"], phase)
+            assert run["freshness"]["processing_time_s"] is not None
+            assert run["cost"]["cpu_seconds"] > 0 and run["cost"]["peak_rss_mib"] > 0
+        assert results["sustainable_rate"] == {
+            "measured": False,
+            "detail": "not measured: run with --sustainable",
+        }
+        for name in ("results.json", "summary.md", "report.html"):
+            assert (tmp_path / ("on_time" if results is on_time else "late") / name).exists()
+    # no late events: nobody loses any; 30 % late by up to 15 minutes: Kappa's live lane
+    # leaves some out at 30 s of allowed lateness, Lambda's batch absorbs them
+    quiet = [s for s in on_time["verdict"] if s.startswith("Late data")]
+    noisy = [s for s in late["verdict"] if s.startswith("Late data")]
+    assert all("neither design lost an event" in s for s in quiet)
+    assert quiet != noisy and "kappa excluded" in noisy[0]
+    if browser() is not None:
+        found = screenshot(tmp_path / "late" / "report.html", tmp_path / "late.png")
+        assert found["plots"] >= 4 and found["drawn"] == found["plots"]
