@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JARS   := .lk/jars/.fetched
 
-.PHONY: setup demo test scenarios lint bench clean down airflow-screenshot
+.PHONY: setup demo test scenarios lint bench clean down airflow-screenshot report-screenshot
 
 setup: $(STAMP) $(JARS)
 
@@ -48,6 +48,12 @@ bench: setup
 airflow-screenshot: setup
 	infra/install-system-deps.sh chromium
 	$(BIN)/python bin/airflow-screenshot lambda_nightly
+
+# A PNG of an lk compare report, with a check that its plots rendered (REPORT=folder).
+REPORT ?= .lk/reports/demo
+report-screenshot: setup
+	infra/install-system-deps.sh chromium
+	$(BIN)/python -m compare.screenshot $(REPORT)/report.html docs/img/lk-compare-report.png
 
 down:
 	-$(BIN)/lk airflow down
