@@ -429,14 +429,44 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         "unique_events": len(log.unique),
         "quarantined": log.quarantined,
     }
+    if opts.sustainable:
+        from compare.sustain import search
+
+        rates = list(opts.sustainable_rates) or [opts.rate * f for f in (1, 2, 4, 8)]
+        say("sustainable", message=f"searching the sustainable rate at {rates} events/s")
+        result["sustainable_rate"] = search(
+            spark, platform2, rates, opts.sustainable_seconds, workdir
+        )
+        best = result["sustainable_rate"]["highest_sustainable_rate"]
+        say("sustainable", message=f"highest sustainable rate: {best} events/s")
     spark.stop()
     return result
+
+
+def scaling_run(job: dict[str, Any]) -> dict[str, Any]:
+    """Serve the history, then time serving new logic over it (``lk compare --scaling``)."""
+    from lk.spark import build_session
+
+    opts = CompareOptions.model_validate(job["options"])
+    settings = load_settings(**job["settings"])
+    spark = build_session(settings, app_name=f"lk-compare-scaling-{settings.mode}")
+    seconds, _ = timed(lambda: build(settings).build_history(spark))
+    say("scaling", message=f"history served in {seconds:.1f} s")
+    new_logic, _ = timed(lambda: build(changed(settings, opts.change)).serve_new_logic(spark))
+    say("scaling", message=f"new logic served in {new_logic:.1f} s")
+    spark.stop()
+    return {
+        "design": settings.mode,
+        "events": job["events"],
+        "history_seconds": round(seconds, 1),
+        "seconds": round(new_logic, 1),
+    }
 
 
 def main(argv: list[str]) -> int:
     """``python -m compare.design JOB.json``: run, write the job's ``out`` file."""
     job = json.loads(Path(argv[0]).read_text())
-    result = run(job)
+    result = scaling_run(job) if job.get("kind") == "scaling" else run(job)
     Path(job["out"]).write_text(json.dumps(result, default=str))
     say("done", message=f"{result['design']} done")
     return 0

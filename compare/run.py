@@ -55,12 +55,18 @@ def history_spec(opts: CompareOptions, seed: int, anchor: datetime) -> WorkloadS
 
 
 def run_design(
-    settings: Settings, opts: CompareOptions, seed: int, work: Path, narrate: Narrate
+    settings: Settings,
+    opts: CompareOptions,
+    seed: int,
+    work: Path,
+    narrate: Narrate,
+    **extra: Any,
 ) -> dict[str, Any]:
     """One design's child process, sampled; its figures with the cost added."""
-    job_dir = work / f"{settings.mode}_{seed}"
+    job_dir = work / f"{settings.mode}_{seed}_{extra.get('events', 'scenario')}"
     job_dir.mkdir(parents=True, exist_ok=True)
     job = {
+        **extra,
         "settings": settings.model_dump(mode="json"),
         "options": opts.model_dump(mode="json"),
         "seed": seed,
@@ -118,5 +124,34 @@ def run_compare(
             )
             runs.append(run_design(settings, opts, seed, work, tell))
     results = assemble(runs, opts, info)
+    if opts.scaling:
+        results["scaling"] = scaling(base, opts, work, tell)
+        from compare.verdict import scaling_sentences
+
+        results["verdict"] += scaling_sentences(results["scaling"])
     write_reports(results, out)
     return results
+
+
+def scaling(base: Settings, opts: CompareOptions, work: Path, tell: Narrate) -> dict[str, Any]:
+    """Time to serve new logic per design and history length, and how it grows."""
+    from compare.summary import growth
+
+    points: dict[str, list[dict[str, Any]]] = {d: [] for d in opts.order}
+    anchor = datetime.now(UTC)
+    for events in opts.scaling:
+        sized = opts.model_copy(update={"events": events})
+        for design in opts.order:
+            settings = design_settings(base, design, opts.seed, work / f"scaling_{events}")
+            ensure_topics(settings)
+            produce(settings, generate_ahead(history_spec(sized, opts.seed, anchor)))
+            tell(design, {"event": "scaling", "message": f"history of {events:,} events"})
+            point = run_design(
+                settings, sized, opts.seed, work, tell, kind="scaling", events=events
+            )
+            points[design].append(point)
+    return {
+        "measured": True,
+        "points": points,
+        "growth": {d: growth(p) for d, p in points.items()},
+    }

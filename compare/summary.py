@@ -140,6 +140,20 @@ def lines_of_code(runs: Sequence[dict]) -> dict[str, Any]:
     }
 
 
+def growth(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How time grows with history: the exponent k of ``seconds ~ events^k`` (log-log fit)."""
+    import math
+
+    from measure.stats import slope
+
+    pairs = [(math.log(p["events"]), math.log(p["seconds"])) for p in points if p["seconds"] > 0]
+    if len(pairs) < 2:
+        return {"exponent": None, "reading": "not enough points"}
+    k = slope(pairs)
+    reading = "about linear" if 0.8 <= k <= 1.2 else ("sub-linear" if k < 0.8 else "super-linear")
+    return {"exponent": round(k, 2), "reading": reading}
+
+
 def assemble(runs: list[dict], opts: CompareOptions, info: dict[str, Any]) -> dict[str, Any]:
     """``results.json``: every number the report shows, the runs, the machine, the verdict."""
     designs = [d for d in opts.order if any(r["design"] == d for r in runs)]
@@ -174,5 +188,21 @@ def assemble(runs: list[dict], opts: CompareOptions, info: dict[str, Any]) -> di
         "scaling": {"measured": False, "detail": "not measured: run with --scaling N,N,..."},
         "runs": runs,
     }
+    rates = {r["design"]: r["sustainable_rate"] for r in runs if "sustainable_rate" in r}
+    if rates:
+        results["sustainable_rate"] = {
+            "measured": True,
+            "per_design": {
+                d: median_spread(
+                    [
+                        r["sustainable_rate"]["highest_sustainable_rate"] or 0
+                        for r in runs
+                        if r["design"] == d
+                    ]
+                )
+                for d in rates
+            },
+            "criterion": next(iter(rates.values()))["criterion"],
+        }
     results["verdict"] = verdict(results)
     return results

@@ -78,4 +78,28 @@ def verdict(results: dict[str, Any]) -> list[str]:
         )
     lines += [s for row in results["table"] if (s := axis(row, a, b))]
     lines += late_sentences(results["late_data"], a, b)
+    sustained = results.get("sustainable_rate", {})
+    if sustained.get("measured"):
+        per = sustained["per_design"]
+        lines.append(
+            "Sustainable rate: "
+            + "; ".join(f"{d} {per[d]['median']:g} events/s" for d in (a, b) if d in per)
+            + " (highest rate tried whose lag stayed flat; not searched beyond it)."
+        )
     return lines
+
+
+def scaling_sentences(scaling: dict[str, Any]) -> list[str]:
+    """How the time to serve new logic grows with the history, per design."""
+    out = []
+    for design, fit in scaling["growth"].items():
+        points = ", ".join(
+            f"{p['events']:,}: {p['seconds']:g} s" for p in scaling["points"][design]
+        )
+        if fit["exponent"] is None:
+            out.append(f"Scaling, {design}: {points} ({fit['reading']}).")
+        else:
+            out.append(
+                f"Scaling, {design}: {points}; time ~ events^{fit['exponent']} ({fit['reading']})."
+            )
+    return out
