@@ -100,6 +100,7 @@ class MicroBatchProcessor:
         self.epoch = epoch
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
+        self._fresh = False  # no progress row at start: nothing to rebase until one
         self._busy = threading.Lock()  # a micro-batch and a rebase never overlap
 
     def _catalog_table(self) -> DataFrame:
@@ -173,7 +174,10 @@ class MicroBatchProcessor:
         if not self._busy.acquire(blocking=False):
             return False
         try:
-            last = self._last or progress.latest(self.spark, self.lane)
+            if self._last is None and not self._fresh:
+                self._last = progress.latest(self.spark, self.lane)  # read once per start
+                self._fresh = self._last is None
+            last = self._last
             if last is None:
                 return False  # the first micro-batch opens the lane's first epoch
             epoch = self.epoch()
