@@ -269,6 +269,7 @@ def loaded_lines() -> dict[str, int]:
         if (
             not path
             or not path.endswith(".py")
+            or "/.venv/" in path
             or not path.startswith(str(REPO))
             or name.startswith(("compare", "measure", "tests"))
         ):
@@ -295,6 +296,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         result["phases"]["history"] = {"seconds": round(seconds, 1), **history}
         say("history", message=f"{history['job']} over the history in {seconds:.1f} s")
         disk.phase = "live"
+        live_lane = platform.streaming_lane_name(spark)
         live = live_phase(spark, platform, opts, seed, workdir)
         events = consume_all(settings, settings.kafka.events_topic)
         log = OracleLog.of(events, consume_all(settings, settings.kafka.catalog_topic))
@@ -415,7 +417,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         "log_bytes": topic_bytes(settings, settings.kafka.events_topic),
     }
     result["complexity"] = {
-        "jobs_run": [history["job"], "streaming lane " + platform.streaming_lane_name(spark)]
+        "jobs_run": [history["job"], "streaming lane " + live_lane]
         + ([live["nightly"]["job"] + " (nightly)"] if live["nightly"] else [])
         + done.get("jobs", []),
         "long_running_jobs": 1,

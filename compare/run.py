@@ -13,13 +13,16 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from compare.options import CompareOptions
 from compare.summary import assemble
-from event_log.generator import WorkloadSpec, generate_ahead
+from event_log.generator import WorkloadSpec, generate, generate_ahead
 from event_log.producer import produce
 from infra.topics import ensure_topics
 from lk.config import Settings, with_sections
@@ -42,16 +45,30 @@ def design_settings(base: Settings, design: str, seed: int, work: Path) -> Setti
 
 
 def history_spec(opts: CompareOptions, seed: int, anchor: datetime) -> WorkloadSpec:
-    """The seeded history: ``events`` events ending at ``anchor`` (event time)."""
-    return WorkloadSpec(
+    """The seeded history, placed so that its last event time lies just before ``anchor``.
+
+    A user's timeline runs past the spec's span (sessions go on after they start), so
+    the history is generated once to measure how far, then shifted: live events (event
+    time = now) must come after the history, or a streaming lane's clock would stand
+    hours ahead of them and make every live event late.
+    """
+    probe = WorkloadSpec(
         events=opts.events,
         seed=seed,
         users=opts.users,
         products=opts.products,
-        start=(anchor - opts.history_span).replace(tzinfo=None, microsecond=0),
+        start=datetime(2000, 1, 1),
         span=opts.history_span,
         late_fraction=opts.late_fraction,
     )
+    last = max(
+        orjson.loads(r.value)["event_time"]
+        for r in generate(probe)
+        if r.topic == "events" and r.kind in ("event", "late", "duplicate")
+    )
+    extent = datetime.fromisoformat(last.removesuffix("Z")) - probe.start
+    start = anchor.replace(tzinfo=None, microsecond=0) - extent - timedelta(minutes=1)
+    return replace(probe, start=start)
 
 
 def run_design(
@@ -111,11 +128,11 @@ def run_compare(
     info = machine(base)
     runs: list[dict[str, Any]] = []
     for seed in opts.seeds():
-        anchor = datetime.now(UTC)
+        spec = history_spec(opts, seed, datetime.now(UTC))
         for design in opts.order:
             settings = design_settings(base, design, seed, work)
             ensure_topics(settings)
-            report = produce(settings, generate_ahead(history_spec(opts, seed, anchor)))
+            report = produce(settings, generate_ahead(spec))
             if report.failed or report.acknowledged != report.sent:
                 raise RuntimeError(f"history not fully acknowledged: {report.as_dict()}")
             tell(
@@ -138,13 +155,13 @@ def scaling(base: Settings, opts: CompareOptions, work: Path, tell: Narrate) -> 
     from compare.summary import growth
 
     points: dict[str, list[dict[str, Any]]] = {d: [] for d in opts.order}
-    anchor = datetime.now(UTC)
     for events in opts.scaling:
         sized = opts.model_copy(update={"events": events})
+        spec = history_spec(sized, opts.seed, datetime.now(UTC))
         for design in opts.order:
             settings = design_settings(base, design, opts.seed, work / f"scaling_{events}")
             ensure_topics(settings)
-            produce(settings, generate_ahead(history_spec(sized, opts.seed, anchor)))
+            produce(settings, generate_ahead(spec))
             tell(design, {"event": "scaling", "message": f"history of {events:,} events"})
             point = run_design(
                 settings, sized, opts.seed, work, tell, kind="scaling", events=events

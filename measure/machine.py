@@ -134,5 +134,6 @@ def topic_bytes(settings: Settings, topic: str) -> int | None:
     total = 0
     for folder in data.glob(f"{topic}-*"):
         if folder.name.rsplit("-", 1)[0] == topic:
-            total += sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+            # blocks, not sizes: Kafka preallocates its index files sparsely
+            total += sum(f.stat().st_blocks * 512 for f in folder.iterdir() if f.is_file())
     return total
