@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
 from jinja2 import Environment, PackageLoader, select_autoescape
 from plotly.offline import get_plotlyjs
+from plotly.subplots import make_subplots
 
 COLORS = {"lambda": "#1f77b4", "kappa": "#d62728"}
 
@@ -72,6 +74,10 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _when(epoch_s: float) -> datetime:
+    return datetime.fromtimestamp(epoch_s, UTC)
+
+
 def figures(results: dict[str, Any]) -> list[tuple[str, str]]:
     """(title, HTML div) of every plot; the plotly JS is inlined once by the template."""
     runs = results["runs"]
@@ -97,7 +103,7 @@ def figures(results: dict[str, Any]) -> list[tuple[str, str]]:
         per = [w for w in run["correctness_over_time"]["per_window"] if w["first"] is not None]
         size = 60.0
         windows.add_scatter(
-            x=[w["start"] for w in per],
+            x=[_when(w["start"]) for w in per],
             y=[w["first"] - w["start"] - size for w in per],
             mode="markers",
             name=f"{run['design']}: first answer",
@@ -105,14 +111,14 @@ def figures(results: dict[str, Any]) -> list[tuple[str, str]]:
         )
         done = [w for w in per if w["correct"] is not None]
         windows.add_scatter(
-            x=[w["start"] for w in done],
+            x=[_when(w["start"]) for w in done],
             y=[w["correct"] - w["start"] - size for w in done],
             mode="markers",
             name=f"{run['design']}: correct answer",
             marker={"color": COLORS.get(run["design"])},
         )
     windows.update_layout(
-        xaxis_title="window start (epoch s)", yaxis_title="s after the window's end"
+        xaxis_title="window start (UTC)", yaxis_title="s after the window's end"
     )
     out.append(("Correctness over time: revenue_by_category windows", windows))
     late = go.Figure()
@@ -125,21 +131,25 @@ def figures(results: dict[str, Any]) -> list[tuple[str, str]]:
         )
     late.update_layout(barmode="group", yaxis_title="events")
     out.append(("Late data: events excluded for good, per allowed lateness", late))
-    bars = go.Figure()
     names = [
         "time to serve new logic",
         "CPU per million records",
         "peak memory (all processes)",
         "peak bytes kept",
     ]
+    bars = make_subplots(rows=1, cols=len(names), subplot_titles=names)
     for design in results["designs"]:
         rows = [r for r in results["table"] if r["metric"] in names]
-        bars.add_bar(
-            x=[f"{r['metric']} ({r['unit']})" for r in rows],
-            y=[(r.get(design) or {}).get("median") for r in rows],
-            name=design,
-            marker_color=COLORS.get(design),
-        )
+        for col, r in enumerate(rows, start=1):
+            bars.add_bar(
+                x=[design],
+                y=[(r.get(design) or {}).get("median")],
+                name=design,
+                marker_color=COLORS.get(design),
+                showlegend=col == 1,
+                row=1,
+                col=col,
+            )
     bars.update_layout(barmode="group")
     out.append(("Cost and time to serve new logic (medians)", bars))
     if results["scaling"].get("measured"):

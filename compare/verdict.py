@@ -48,6 +48,11 @@ def late_sentences(late: dict[str, list[dict[str, Any]]], a: str, b: str) -> lis
         if lost_a == lost_b == 0:
             out.append(f"Late data, {where}: neither design lost an event (no difference).")
             continue
+        if lost_a == lost_b:
+            out.append(
+                f"Late data, {where}: both excluded {lost_a:g} events for good (no difference)."
+            )
+            continue
         keeper = a if lost_a < lost_b else b
         loser = b if keeper == a else a
         lost = max(lost_a, lost_b)

@@ -28,6 +28,12 @@ def run(design: str, latency: float, excluded: int) -> dict:
                 for i in range(5)
             ]
         },
+        "correctness": {
+            phase: {"views": {"cart_state": {"rows_oracle": 10, "equal": 10 - excluded // 10,
+                    "different": excluded // 10, "missing": 0, "extra": 0,
+                    "explained_by_late_events": excluded // 10, "unexplained": 0}}}
+            for phase in ("end_of_live", "after_change")
+        },
         "late_data": {"live_lane": [{"allowed_lateness": "1 minute", "late_in_streaming": excluded,
                                      "absorbed_later": 0, "excluded_for_good": excluded}]},
     }  # fmt: skip
