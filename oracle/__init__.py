@@ -13,6 +13,7 @@ from oracle.decode import EVENT_TYPES, decode, dedup, parse_event_time, parse_pr
 from oracle.lateness import MicroBatch, late_events
 from oracle.log import consume_all
 from oracle.records import Event, Quarantined, RawRecord
+from oracle.served import add_rows, served_views
 from oracle.views import (
     VIEW_NAMES,
     cart_state,
@@ -31,6 +32,7 @@ __all__ = [
     "MicroBatch",
     "Quarantined",
     "RawRecord",
+    "add_rows",
     "cart_state",
     "catalog_state",
     "category_of",
@@ -44,6 +46,7 @@ __all__ = [
     "parse_event_time",
     "parse_price",
     "revenue_by_category",
+    "served_views",
     "user_sessions",
     "validate",
 ]

@@ -40,43 +40,8 @@ def expected_views(
     batches: Sequence[oracle.MicroBatch] = (),
     cutoff: Mapping[int, int] | None = None,
 ) -> dict[str, list[dict]]:
-    """Oracle views over the de-duplicated ``events`` a reader must be served.
-
-    Args:
-        events: the raw ``events`` log.
-        catalog_for: the catalog state; with a ``cutoff``, ``{"batch": ..., "speed": ...}``
-            (revenue joins events below the cutoff with the batch run's catalog).
-        settings: platform settings (view settings, allowed lateness).
-        batches: the streaming lane's micro-batches (none: nothing is late).
-        cutoff: the served batch run's cutoff (Lambda), if any: events below it are
-            served whatever their lateness.
-    """
-    decoded, _ = oracle.decode(events)
-    unique = oracle.dedup(decoded)
-    late = oracle.late_events(unique, batches, oracle.VIEW_NAMES, settings.views.lateness)
-    cut = cutoff or {}
-    result: dict[str, list[dict]] = {}
-    for name in oracle.VIEW_NAMES:
-        kept = [
-            e
-            for e in unique
-            if e.offset < cut.get(e.partition, 0) or e.event_id not in late.get(name, set())
-        ]
-        if name != "revenue_by_category":
-            result[name] = oracle.compute_views(kept, {}, settings.views)[name]
-            continue
-        if cutoff is None:
-            result[name] = oracle.revenue_by_category(kept, catalog_for, settings.views)
-            continue
-        below = [e for e in kept if e.offset < cut.get(e.partition, 0)]
-        above = [e for e in kept if e.offset >= cut.get(e.partition, 0)]
-        result[name] = add_rows(
-            oracle.revenue_by_category(below, catalog_for["batch"], settings.views)
-            + oracle.revenue_by_category(above, catalog_for["speed"], settings.views),
-            key=("window_start", "window_end", "category"),
-            sums=("orders", "revenue"),
-        )
-    return result
+    """Oracle views a reader must be served (:func:`oracle.served_views`)."""
+    return oracle.served_views(events, catalog_for, settings.views, batches, cutoff)
 
 
 def assert_served_per_contract(
@@ -116,16 +81,3 @@ def late_counts(
         oracle.dedup(decoded), batches, oracle.VIEW_NAMES, settings.views.lateness
     )
     return {view: len(ids) for view, ids in late.items()}
-
-
-def add_rows(rows: list[dict], key: tuple[str, ...], sums: tuple[str, ...]) -> list[dict]:
-    """Sum rows that share a key (an additive merge, done by hand for the oracle)."""
-    merged: dict[tuple, dict] = {}
-    for row in rows:
-        k = tuple(row[c] for c in key)
-        if k in merged:
-            for column in sums:
-                merged[k][column] += row[column]
-        else:
-            merged[k] = dict(row)
-    return [merged[k] for k in sorted(merged)]

@@ -1,0 +1,76 @@
+"""What a reader must be served: the oracle's views, less what the contract makes late.
+
+Written from ``docs/semantics.md``: a streaming lane leaves out the events later than a
+view's allowed lateness (:func:`oracle.late_events`, decided from the lane's micro-batch
+boundaries), except below a Lambda batch run's cutoff, where the batch saw everything.
+Tests and the chaos harness compare every serving view with this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from lk.config import ViewSettings
+from oracle.decode import decode, dedup
+from oracle.lateness import MicroBatch, late_events
+from oracle.records import RawRecord
+from oracle.views import VIEW_NAMES, compute_views, revenue_by_category
+
+
+def add_rows(rows: list[dict], key: tuple[str, ...], sums: tuple[str, ...]) -> list[dict]:
+    """Sum rows that share a key (an additive merge, done by hand for the oracle)."""
+    merged: dict[tuple, dict] = {}
+    for row in rows:
+        k = tuple(row[c] for c in key)
+        if k in merged:
+            for column in sums:
+                merged[k][column] += row[column]
+        else:
+            merged[k] = dict(row)
+    return [merged[k] for k in sorted(merged)]
+
+
+def served_views(
+    events: Sequence[RawRecord],
+    catalog_for: Mapping[str, dict[int, str]] | dict[int, str],
+    views: ViewSettings,
+    batches: Sequence[MicroBatch] = (),
+    cutoff: Mapping[int, int] | None = None,
+) -> dict[str, list[dict]]:
+    """Oracle views over the de-duplicated ``events`` a reader must be served.
+
+    Args:
+        events: the raw ``events`` log.
+        catalog_for: the catalog state; with a ``cutoff``, ``{"batch": ..., "speed": ...}``
+            (revenue joins events below the cutoff with the batch run's catalog).
+        views: the view settings (windows, allowed lateness).
+        batches: the streaming lane's micro-batches (none: nothing is late).
+        cutoff: the served batch run's cutoff (Lambda), if any: events below it are
+            served whatever their lateness.
+    """
+    decoded, _ = decode(events)
+    unique = dedup(decoded)
+    late = late_events(unique, batches, VIEW_NAMES, views.lateness)
+    cut = cutoff or {}
+    result: dict[str, list[dict]] = {}
+    for name in VIEW_NAMES:
+        kept = [
+            e
+            for e in unique
+            if e.offset < cut.get(e.partition, 0) or e.event_id not in late.get(name, set())
+        ]
+        if name != "revenue_by_category":
+            result[name] = compute_views(kept, {}, views)[name]
+            continue
+        if cutoff is None:
+            result[name] = revenue_by_category(kept, catalog_for, views)  # type: ignore[arg-type]
+            continue
+        below = [e for e in kept if e.offset < cut.get(e.partition, 0)]
+        above = [e for e in kept if e.offset >= cut.get(e.partition, 0)]
+        result[name] = add_rows(
+            revenue_by_category(below, catalog_for["batch"], views)
+            + revenue_by_category(above, catalog_for["speed"], views),
+            key=("window_start", "window_end", "category"),
+            sums=("orders", "revenue"),
+        )
+    return result
