@@ -4,6 +4,12 @@
 version ``n`` keeps serving; once ``n+1`` has caught up with the log end it switches
 readers in one atomic pointer write and saves a per-view diff. ``rollback`` points back
 to the previous version; ``drop`` deletes a version that no longer serves.
+
+A reprocess killed before its switch leaves a version that never served. The next
+``reprocess`` resumes it from its checkpoint (a replay killed at 90% does not start
+over) if it froze the same view settings; otherwise it drops it and names it. A replay
+is called complete only if it started at offset 0 of every partition and reached the
+log end: retention that deleted history under it is refused, not served.
 """
 
 from __future__ import annotations
@@ -50,13 +56,73 @@ class TruncatedLogError(KappaError):
 
 @dataclass(frozen=True)
 class ReprocessResult:
-    """What a reprocess did."""
+    """What a reprocess did (``resumed``: it finished a killed one; ``abandoned``: dropped)."""
 
     version: int
     previous: int | None
     offsets: int
     seconds: float
     diff: dict[str, dict[str, int]]
+    resumed: bool = False
+    abandoned: tuple[int, ...] = ()
+
+
+def unfinished_versions(spark: SparkSession, tables: Tables) -> list[int]:
+    """Versions on storage that never served: reprocesses killed before their switch."""
+    served = {s.version for s in switches(spark, tables)}
+    return [v for v in existing_versions(spark, tables) if v not in served]
+
+
+def _next_version(spark: SparkSession, settings: Settings) -> tuple[int, bool, list[int]]:
+    """``(version, resumed, abandoned)`` of the next reprocess.
+
+    It resumes the newest unfinished version with the same view settings, and drops the
+    other unfinished ones; with none to resume it starts ``max + 1``.
+    """
+    tables = Tables.of(settings)
+    pending = unfinished_versions(spark, tables)
+    same = [
+        v
+        for v in pending
+        if version_settings(settings, open_version(spark, settings, v)).views == settings.views
+    ]
+    version = max(same) if same else max(existing_versions(spark, tables), default=0) + 1
+    abandoned = [v for v in pending if v != version]
+    for v in abandoned:
+        log.warning("dropping unfinished v%d: its view settings differ from this reprocess", v)
+        drop(spark, settings, v)
+    return version, bool(same), abandoned
+
+
+def replay_start(spark: SparkSession, lane: Lane) -> dict[int, int]:
+    """The offsets a version's replay started from (Spark's ``sources/0/0``); {} if unknown."""
+    uri = f"{lane.checkpoint}/sources/0/0"
+    if not storage.exists(spark, uri):
+        return {}
+    text = storage.read_text(spark, uri).strip().splitlines()[-1]
+    return {int(p): int(o) for topic in json.loads(text).values() for p, o in topic.items()}
+
+
+def check_replay_complete(
+    spark: SparkSession, settings: Settings, lane: Lane, target: dict[int, int]
+) -> None:
+    """Refuse a replay that did not start at offset 0 or did not reach ``target``.
+
+    A start above 0 means retention (or a delete) removed history between the check at
+    start and the first micro-batch: the version lacks events and must not serve.
+    """
+    started = replay_start(spark, lane)
+    skipped = {p: o for p, o in started.items() if o > 0}
+    if skipped:
+        detail = ", ".join(f"partition {p} from offset {o}" for p, o in sorted(skipped.items()))
+        raise TruncatedLogError(
+            f"{lane.name} replayed {settings.kafka.events_topic!r} starting at {detail}: "
+            "offsets below were deleted before it read them; not calling it complete"
+        )
+    last = progress.latest(spark, lane)
+    reached = last.end_offsets if last else {}
+    if any(reached.get(p, 0) < o for p, o in target.items() if o > 0):
+        raise KappaError(f"{lane.name} stopped before the log end: {reached} < {target}")
 
 
 def kappa_epoch() -> Epoch:
@@ -137,7 +203,9 @@ def reprocess(
     target = check_log_complete(settings)
     total = sum(target.values())
     previous = serving_version(spark, tables)
-    version = max(existing_versions(spark, tables), default=0) + 1
+    version, resumed, abandoned = _next_version(spark, settings)
+    if resumed:
+        log.info("resuming unfinished v%d from its checkpoint", version)
     lane = open_version(spark, settings, version)
 
     def report(metrics: dict) -> None:
@@ -148,10 +216,7 @@ def reprocess(
     run_version(
         spark, replaying(settings), lane, registry, until_caught_up=True, on_progress=report
     )
-    last = progress.latest(spark, lane)
-    reached = last.end_offsets if last else {}
-    if any(reached.get(p, 0) < o for p, o in target.items() if o > 0):
-        raise KappaError(f"v{version} stopped before the log end: {reached} < {target}")
+    check_replay_complete(spark, settings, lane, target)
     if before_switch:
         before_switch(version)
     diff = diff_versions(spark, settings, previous, version, registry) if previous else {}
@@ -168,7 +233,15 @@ def reprocess(
         "publish",
         note=f"replayed {total} offsets; previous v{previous}" if previous else "first",
     )
-    return ReprocessResult(version, previous, total, time.perf_counter() - started, diff)
+    return ReprocessResult(
+        version,
+        previous,
+        total,
+        time.perf_counter() - started,
+        diff,
+        resumed=resumed,
+        abandoned=tuple(abandoned),
+    )
 
 
 def _presented(spark: SparkSession, settings: Settings, version: int, view: View) -> DataFrame:

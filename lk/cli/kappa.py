@@ -37,8 +37,11 @@ def reprocess() -> None:
             config,
             on_progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
+    for version in result.abandoned:
+        console.print(f"[yellow]dropped unfinished v{version} (other view settings)[/yellow]")
+    resumed = "resumed the unfinished version; " if result.resumed else ""
     console.print(
-        f"v{result.version} serves now (replayed {result.offsets:,} offsets in "
+        f"v{result.version} serves now ({resumed}replayed {result.offsets:,} offsets in "
         f"{result.seconds:.1f} s; previous: v{result.previous})"
     )
     if result.diff:
