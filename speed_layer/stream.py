@@ -15,10 +15,10 @@ from pyspark.sql.streaming import StreamingQuery
 
 from event_log.decode import decode_events
 from event_log.kafka_source import read_stream
-from infra.topics import end_offsets
+from infra.topics import end_offsets, start_offsets
 from lk import storage
 from lk.config import Settings, format_duration
-from speed_layer.checkpoint import caught_up
+from speed_layer.checkpoint import caught_up, last_committed, planned_offsets
 from speed_layer.lane import Lane
 from speed_layer.micro_batch import Epoch, MicroBatchProcessor
 from speed_layer.recovery import recover
@@ -26,6 +26,35 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 Progress = Callable[[dict], None]
+
+
+class EventsLostError(RuntimeError):
+    """Retention deleted events a lane had not read yet; the message names the lane and ranges."""
+
+
+def check_retained(spark: SparkSession, settings: Settings, lane: Lane) -> None:
+    """Refuse to go on if the log no longer holds the next offset the lane has to read.
+
+    The lane resumes after its last committed micro-batch; if retention moved a
+    partition's start past that offset, the events in between are gone unread. Spark's
+    own ``failOnDataLoss`` would fail somewhere inside a micro-batch; this says up front
+    which lane lost which offsets.
+    """
+    batch = last_committed(spark, lane)
+    if batch is None:
+        return
+    resume_at = planned_offsets(spark, lane, batch)
+    first = start_offsets(settings, settings.kafka.events_topic)
+    lost = {p: (o, first[p]) for p, o in resume_at.items() if first.get(p, 0) > o}
+    if lost:
+        ranges = ", ".join(
+            f"partition {p} offsets [{a}, {b})" for p, (a, b) in sorted(lost.items())
+        )
+        raise EventsLostError(
+            f"lane {lane.name}: retention deleted events of {settings.kafka.events_topic!r} "
+            f"it had not read ({ranges}); {sum(b - a for a, b in lost.values())} events lost. "
+            "Rebuild the lane from a batch run (Lambda) or refuse the version (Kappa)."
+        )
 
 
 @dataclass(frozen=True)
@@ -159,6 +188,7 @@ def run_lane(
     batches, rows, last_id = 0, 0, None
     for attempt in range(restarts + 1):
         lane = recover(spark, lane)
+        check_retained(spark, settings, lane)
         processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
         processor.follow_epoch()
         query = start_lane(spark, settings, lane, processor, catching_up=until_caught_up)

@@ -35,7 +35,12 @@ def speed_command(
             f"{metrics['processed_rows_per_second'] or 0:.0f} rows/s"
         )
 
-    with ExitStack() as stack, failures_as_exit(detached.AlreadyRunningError, ViewNotReadyError):
+    from speed_layer.stream import EventsLostError
+
+    with (
+        ExitStack() as stack,
+        failures_as_exit(detached.AlreadyRunningError, ViewNotReadyError, EventsLostError),
+    ):
         if not until_caught_up:
             # The long-running job holds a PID file: the Airflow watchdog checks it, and a
             # second `lk speed` on the same lane is refused instead of racing the first.
