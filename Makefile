@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JARS   := .lk/jars/.fetched
 
-.PHONY: setup demo test scenarios lint bench clean down airflow-screenshot report-screenshot
+.PHONY: setup demo test scenarios chaos lint bench clean down airflow-screenshot report-screenshot
 
 setup: $(STAMP) $(JARS)
 
@@ -26,10 +26,14 @@ demo: setup
 	bin/demo
 
 test: setup
-	$(BIN)/pytest -m "(unit or integration) and not scenario" -q --durations=15
+	$(BIN)/pytest -m "(unit or integration or chaos) and not scenario" -q --durations=15
 
 scenarios: setup
 	$(BIN)/pytest -m scenario -q --durations=15
+
+# Faults on purpose, 20 passes over every scenario; the table goes to benchmarks/results/chaos.md.
+chaos: setup
+	$(BIN)/lk chaos --runs 20
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -6,6 +6,7 @@ import typer
 
 from lk.cli import airflow, infra, kappa
 from lk.cli.batch import batch_command
+from lk.cli.chaos import chaos_command
 from lk.cli.compare import compare_command
 from lk.cli.produce import produce_command
 from lk.cli.query import query_command
@@ -26,6 +27,7 @@ app.command("serve")(serve_command)
 app.command("speed")(speed_command)
 app.command("status")(status_command)
 app.add_typer(kappa.app, name="kappa")
+app.command("chaos")(chaos_command)
 app.add_typer(airflow.app, name="airflow")
 app.command("compare")(compare_command)
 

@@ -14,7 +14,7 @@ import oracle
 from event_log.decode import decode_events
 from tests.support.workload import kafka_frame
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.chaos]  # the fuzzed-input chaos scenario
 
 TYPES = st.sampled_from(["page_view", "add_to_cart", "remove_from_cart", "purchase", "refund", ""])
 NUMBERS = st.one_of(

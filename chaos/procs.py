@@ -1,0 +1,119 @@
+"""``lk`` commands as real processes, killed the way a crash kills them: SIGKILL, whole group."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from infra import processes
+from lk.config import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class ChaosError(RuntimeError):
+    """A scenario could not inject its fault or the platform did not recover; says which."""
+
+
+def config_file(settings: Settings, folder: Path) -> Path:
+    """``settings`` as a YAML file a child ``lk`` reads (``LK_CONFIG``): the same platform."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"lk-{os.getpid()}-{time.monotonic_ns()}.yaml"
+    path.write_text(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False))
+    return path
+
+
+class LkProcess:
+    """One ``lk <args>`` child in a process group of its own (its Spark JVM included)."""
+
+    def __init__(self, settings: Settings, args: list[str], folder: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LK_")}
+        env["LK_CONFIG"] = str(config_file(settings, folder))
+        self.args = args
+        self.output = folder / f"{'-'.join(args[:2])}-{time.monotonic_ns()}.out"
+        with self.output.open("wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "lk.cli.app", *args],
+                cwd=REPO,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    @property
+    def pid(self) -> int:
+        """The child's PID (also its process group id)."""
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        """Whether the child still runs."""
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the whole group: no handler runs, nothing is flushed, as in a crash."""
+        if self.alive():
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        # the JVM is in the group too; wait until nothing of it is left
+        deadline = time.monotonic() + 30
+        while _group_alive(self.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def wait(self, timeout_s: float) -> int:
+        """Wait for the child to end; a child still running after ``timeout_s`` is an error."""
+        try:
+            return self.proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise ChaosError(
+                f"`lk {' '.join(self.args)}` still ran after {timeout_s:.0f} s:\n{self.tail()}"
+            ) from None
+
+    def tail(self, lines: int = 30) -> str:
+        """The last lines the child printed."""
+        return processes.tail(self.output, lines) or "(no output)"
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return any(
+        processes.alive(int(p.name))
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and _pgid(int(p.name)) == pgid
+    )
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def wait_for(
+    ready: Callable[[], bool],
+    what: str,
+    timeout_s: float,
+    child: LkProcess | None = None,
+    poll_s: float = 0.05,
+) -> None:
+    """Poll until ``ready()``; a child that ends first, or a timeout, is a ``ChaosError``."""
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        if child is not None and not child.alive():
+            raise ChaosError(f"`lk {' '.join(child.args)}` ended before {what}:\n{child.tail()}")
+        if time.monotonic() > deadline:
+            raise ChaosError(f"no {what} within {timeout_s:.0f} s")
+        time.sleep(poll_s)

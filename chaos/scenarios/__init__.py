@@ -1,0 +1,1 @@
+"""The scenarios: each ``run(bench, seed) -> Outcome`` injects its faults and checks."""

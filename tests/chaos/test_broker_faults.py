@@ -1,0 +1,26 @@
+"""Broker faults: a restart under lk produce, a node of three killed at full rate."""
+
+from __future__ import annotations
+
+import pytest
+
+from chaos.scenarios import broker, cluster
+from tests.chaos.conftest import SEED, assert_clean
+
+pytestmark = pytest.mark.chaos
+
+
+def test_broker_restart_under_produce_loses_and_doubles_nothing(bench) -> None:
+    outcome = broker.run_produce(bench, SEED)
+    assert_clean(outcome)
+    assert outcome.events_checked >= 10 * bench.events  # every record counted back
+
+
+def test_one_node_of_three_killed_under_produce_loses_no_acknowledged_record(bench) -> None:
+    outcome = cluster.run(bench, SEED)
+    assert_clean(outcome)
+    assert outcome.notes[0] == "RF 3, min.insync.replicas 2"
+
+
+def test_broker_restart_under_the_speed_layer_needs_no_operator(bench) -> None:
+    assert_clean(broker.run_speed(bench, SEED))
