@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -69,6 +70,21 @@ class Bench:
         report = produce(settings, records)
         if report.failed or report.acknowledged != report.sent:
             raise ProduceFailedError(report.describe_unsent())
+
+
+def in_slices(records: list[Record], parts: int) -> list[list[Record]]:
+    """The workload in ``parts`` slices of events, the whole catalog in the first.
+
+    The speed layer joins each micro-batch with the catalog as it stands then
+    (``docs/semantics.md``); with the catalog complete before any event, the oracle's
+    one catalog is the one every micro-batch saw.
+    """
+    catalog = [r for r in records if r.topic == "catalog"]
+    events = [r for r in records if r.topic != "catalog"]
+    cuts = [len(events) * i // parts for i in range(parts + 1)]
+    slices = [events[a:b] for a, b in pairwise(cuts)]
+    slices[0] = catalog + slices[0]
+    return slices
 
 
 def lane_dir(settings: Settings, *parts: str) -> Path:

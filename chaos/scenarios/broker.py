@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 
-from chaos.bench import Bench, checkpoint_ids, lane_dir, rng_for
+from chaos.bench import Bench, checkpoint_ids, in_slices, lane_dir, rng_for
 from chaos.ledger import count_back
 from chaos.procs import ChaosError, LkProcess, wait_for
 from chaos.results import Outcome
@@ -115,16 +115,15 @@ def run_speed(bench: Bench, seed: int) -> Outcome:
     started = time.perf_counter()
     outcome = Outcome(SPEED, seed)
     settings = bench.fresh("lambda")
-    records = bench.workload(seed)
-    split = len(records) // 2
-    bench.produce(settings, records[:split])
+    first, second = in_slices(bench.workload(seed), 2)
+    bench.produce(settings, first)
     checkpoint = lane_dir(settings, "lambda", "speed", "checkpoint")
     speed = LkProcess(settings, ["speed"], bench.folder)
     try:
         wait_for(lambda: bool(checkpoint_ids(checkpoint, "commits")), "a commit", TIMEOUT_S, speed)
         outcome.notes.append(_restart_single(settings, rng))
         outcome.faults = 1
-        bench.produce(settings, records[split:])
+        bench.produce(settings, second)
         target = end_offsets(settings, settings.kafka.events_topic)
         try:
             wait_for(

@@ -13,7 +13,7 @@ import time
 
 from batch_layer import runs
 from batch_layer.job import run_batch
-from chaos.bench import Bench, checkpoint_ids, lane_dir, rng_for
+from chaos.bench import Bench, checkpoint_ids, in_slices, lane_dir, rng_for
 from chaos.procs import ChaosError, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
@@ -86,10 +86,7 @@ def run(bench: Bench, seed: int, kills: int = 1) -> Outcome:
     outcome = Outcome(NAME, seed)
     settings = bench.fresh("lambda")
     records = bench.workload(seed)
-    slices = [
-        records[i * len(records) // (kills + 1) : (i + 1) * len(records) // (kills + 1)]
-        for i in range(kills + 1)
-    ]
+    slices = in_slices(records, kills + 1)
     moments = [rng.choice(MOMENTS[1:]) for _ in range(kills)]
     if rng.random() < 0.5:
         moments[0] = "first-micro-batch"
