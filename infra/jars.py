@@ -8,7 +8,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyspark
 
 from lk.config import Settings
 
@@ -53,6 +52,8 @@ def artifact_name(jar: Path) -> str:
 
 
 def _pyspark_artifacts() -> set[str]:
+    import pyspark  # here, not at the top: every `lk` command imports this module
+
     return {artifact_name(j) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
 
 
