@@ -8,7 +8,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from lk.config import Settings
 
 POMS = Path(__file__).parent / "maven"
