@@ -362,8 +362,8 @@ class MicroBatchProcessor:
         state on read anyway, and the dropped events are older than anything a rebase
         or a join can still need.
         """
-        compact = batch_id % self.settings.stream.compact_every == 0
-        prune = batch_id % PRUNE_EVERY == 0 and clock is not None
+        compact = batch_id > 0 and batch_id % self.settings.stream.compact_every == 0
+        prune = batch_id > 0 and batch_id % PRUNE_EVERY == 0 and clock is not None
         if not (compact or prune):
             return
         parts: list[str] = []
