@@ -32,11 +32,12 @@ FLAGS = [
     "--remote-debugging-port=0",
 ]
 #: Plots whose SVG carries drawn marks (points or bars), not just empty axes.
+#: ``plots`` counts the containers in the page's HTML (there before plotly draws anything).
 COUNT_PLOTS = """(() => {
-  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const plots = [...document.querySelectorAll('.plotly-graph-div')];
   const drawn = plots.filter(p => p.querySelectorAll('.point, .bars path').length > 0);
   return JSON.stringify({plots: plots.length, drawn: drawn.length,
-                         height: document.body.scrollHeight});
+                         ready: document.readyState, height: document.body.scrollHeight});
 })()"""
 
 
@@ -97,7 +98,8 @@ def screenshot(report: Path, out: Path, width: int = 1200) -> dict[str, Any]:
                 while time.monotonic() < deadline:
                     value = call("Runtime.evaluate", expression=COUNT_PLOTS, returnByValue=True)
                     found = json.loads(value["result"].get("value") or "{}")
-                    if found.get("plots") and found.get("drawn") == found.get("plots"):
+                    done = found.get("ready") == "complete" and found.get("plots")
+                    if done and found.get("drawn") == found.get("plots"):
                         break
                     time.sleep(0.5)
                 height = int(found.get("height") or 900)
