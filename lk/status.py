@@ -37,7 +37,6 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         if storage.exists(spark, metrics_file)
         else {}
     )
-    busy = sum(r.duration_s for r in recent)
     return {
         "lane": name,
         "exists": True,
@@ -51,15 +50,17 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "consumer_lag": lag,
         "total_lag": sum(lag.values()),
         "input_rows_per_second": metrics.get("input_rows_per_second"),
-        "processed_rows_per_second": round(sum(r.input_rows for r in recent) / busy, 1)
-        if busy
-        else None,
-        "median_batch_seconds": sorted(r.duration_s for r in recent)[len(recent) // 2]
-        if recent
-        else None,
+        "processed_rows_per_second": metrics.get("processed_rows_per_second"),
+        "median_batch_seconds": _median_seconds(metrics.get("recent_batch_ms") or []),
         "view_settings": lane.views,
         **progress.totals(spark, lane),
     }
+
+
+def _median_seconds(durations_ms: list[int | None]) -> float | None:
+    """The median of Spark's own micro-batch durations (trigger to commit, all included)."""
+    known = sorted(d for d in durations_ms if d is not None)
+    return round(known[len(known) // 2] / 1000, 2) if known else None
 
 
 def platform_status(

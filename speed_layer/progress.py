@@ -34,6 +34,8 @@ class BatchProgress:
     partitions of ``partition_clock``, each partition's maximum event time so far.
     ``kind`` is ``rebase`` for a row that moved the lane onto a new epoch between
     micro-batches (it carries the id of the micro-batch before it and reads no offsets).
+    ``finished_at`` is when the rows were ready to commit: the row is in that commit, so
+    a micro-batch's whole duration is Spark's (``lk status``, from ``_metrics.json``).
     """
 
     batch_id: int
@@ -50,13 +52,6 @@ class BatchProgress:
     finished_at: datetime | None = None
     partition_clock: dict[int, datetime] = field(default_factory=dict)
     kind: str = MICRO_BATCH
-
-    @property
-    def duration_s(self) -> float:
-        """Wall time of the micro-batch."""
-        if self.started_at and self.finished_at:
-            return (self.finished_at - self.started_at).total_seconds()
-        return 0.0
 
 
 def rows(spark: SparkSession, progress: BatchProgress) -> DataFrame:

@@ -26,6 +26,7 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 Progress = Callable[[dict], None]
+RECENT = 50  # micro-batch durations kept in ``_metrics.json`` (``lk status`` takes the median)
 
 
 class EventsLostError(RuntimeError):
@@ -186,6 +187,7 @@ def run_lane(
     started = time.perf_counter()
     target = end_offsets(settings, settings.kafka.events_topic) if until_caught_up else {}
     batches, rows, last_id = 0, 0, None
+    recent: list[int] = []
     for attempt in range(restarts + 1):
         lane = recover(spark, lane)
         check_retained(spark, settings, lane)
@@ -198,7 +200,8 @@ def run_lane(
                 processor.follow_epoch()
                 metrics = query_metrics(query)
                 if metrics and metrics["batch_id"] != last_id:
-                    write_metrics(spark, lane, metrics)
+                    recent = [*recent, metrics["batch_duration_ms"]][-RECENT:]
+                    write_metrics(spark, lane, {**metrics, "recent_batch_ms": recent})
                     last_id = metrics["batch_id"]
                     batches += 1
                     rows += metrics["input_rows"] or 0
