@@ -117,9 +117,7 @@ def figures(results: dict[str, Any]) -> list[tuple[str, str]]:
             name=f"{run['design']}: correct answer",
             marker={"color": COLORS.get(run["design"])},
         )
-    windows.update_layout(
-        xaxis_title="window start (UTC)", yaxis_title="s after the window's end"
-    )
+    windows.update_layout(xaxis_title="window start (UTC)", yaxis_title="s after the window's end")
     out.append(("Correctness over time: revenue_by_category windows", windows))
     late = go.Figure()
     for design, rows in results["late_data"].items():
