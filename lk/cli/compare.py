@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
@@ -77,8 +78,9 @@ def compare_command(
         def narrate(design: str, event: dict[str, Any]) -> None:
             message = event.get("message")
             if message:
-                console.log(f"[bold]{design}[/bold] {event['event']}: {message}")
-                status.update(f"{design}: {event['event']} ...")
+                now = time.strftime("%H:%M:%S")
+                console.print(f"[dim]{now}[/dim] [bold]{design}[/bold] {event['event']}: {message}")
+                status.update(f"{design}: after {event['event']} ... (started {now})")
 
         console.rule(f"lk compare: {' then '.join(opts.order)}, {opts.repeat} seed(s)")
         results = run_compare(config, opts, out, narrate)
