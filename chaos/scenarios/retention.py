@@ -28,7 +28,7 @@ from speed_layer.lane import find_lane
 from speed_layer.stream import EventsLostError
 
 NAME = "retention_lagging_lane"
-_RANGE = re.compile(r"partition (\d+) \[(\d+), (\d+)\)")
+_RANGE = re.compile(r"partition (\d+) offsets \[(\d+), (\d+)\)")
 
 
 def _topic_config(settings: Settings, **configs: str) -> None:
