@@ -1,12 +1,13 @@
 """What the oracle says a design must serve: all of the log, less what the contract drops.
 
 The contract's late decisions come from the raw log and the lane's recorded micro-batch
-boundaries (:func:`oracle.late_events`), never from the platform's own late-event list.
+boundaries (:func:`oracle.late_events`), never from the platform's own late-event list;
+what a reader must then be served is :func:`oracle.served.served_views`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -18,6 +19,7 @@ from lk.config import ViewSettings
 class OracleLog:
     """The log as the oracle reads it: unique valid events and the catalog state."""
 
+    events: Sequence[oracle.RawRecord]
     unique: list[oracle.Event]
     catalog: dict[int, str]
     quarantined: int
@@ -28,7 +30,7 @@ class OracleLog:
     ) -> OracleLog:
         """Decode, de-duplicate, fold the catalog."""
         decoded, bad = oracle.decode(events)
-        return cls(oracle.dedup(decoded), oracle.catalog_state(catalog), len(bad))
+        return cls(events, oracle.dedup(decoded), oracle.catalog_state(catalog), len(bad))
 
 
 def late_by_contract(
@@ -43,21 +45,3 @@ def late_by_contract(
 def full_views(log: OracleLog, settings: ViewSettings) -> dict[str, list[dict]]:
     """Every view over every unique valid event (nothing late, nothing left out)."""
     return oracle.compute_views(log.unique, log.catalog, settings)
-
-
-def contract_views(
-    log: OracleLog,
-    settings: ViewSettings,
-    late: Mapping[str, set[str]],
-    cutoff: Mapping[int, int] | None,
-) -> dict[str, list[dict]]:
-    """Every view without the events the lane leaves out (those below ``cutoff`` stay)."""
-    cut = cutoff or {}
-    out: dict[str, list[dict]] = {}
-    for name in oracle.VIEW_NAMES:
-        dropped = late.get(name, set())
-        kept = [
-            e for e in log.unique if e.offset < cut.get(e.partition, 0) or e.event_id not in dropped
-        ]
-        out[name] = oracle.compute_views(kept, log.catalog, settings)[name]
-    return out

@@ -99,21 +99,35 @@ def run_design(
             stderr=log,
             text=True,
         )
-        with TreeSampler(child.pid, exclude_cmdline=("measure.generator",)) as sampler:
-            assert child.stdout is not None
-            for line in child.stdout:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                narrate(settings.mode, event)
-            code = child.wait()
+        try:
+            with TreeSampler(child.pid, exclude_cmdline=("measure.generator",)) as sampler:
+                assert child.stdout is not None
+                for line in child.stdout:
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    narrate(settings.mode, event)
+                code = child.wait()
+        finally:
+            _stop(child)
     if code != 0:
         tail = "".join((job_dir / "design.log").read_text().splitlines(keepends=True)[-30:])
         raise RuntimeError(f"the {settings.mode} run failed (exit {code}):\n{tail}")
     result = json.loads((job_dir / "result.json").read_text())
     result["cost"] = sampler.usage.as_dict()
     return result
+
+
+def _stop(child: subprocess.Popen[str]) -> None:
+    """Stop a design process left running (the caller was interrupted); its JVM follows."""
+    if child.poll() is None:
+        child.terminate()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(timeout=30)
 
 
 def run_compare(

@@ -36,6 +36,7 @@ def small(late_fraction: float) -> CompareOptions:
     )  # fmt: skip
 
 
+@pytest.mark.timeout(3000)
 def test_compare_measures_every_family_and_the_verdict_follows_the_numbers(
     kafka_settings: Settings, tmp_path: Path
 ) -> None:
