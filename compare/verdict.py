@@ -34,7 +34,9 @@ def axis(row: dict[str, Any], a: str, b: str) -> str | None:
         return f"{name}: no clear winner ({_fmt(mx)} vs {_fmt(my)} {unit}; {basis})."
     better = a if (mx < my) == lower else b
     vb, vw = (mx, my) if better == a else (my, mx)
-    ratio = f"{max(vw, vb) / min(vw, vb):.1f}x" if min(vw, vb) > 0 else "all of it"
+    ratio = (
+        f"{max(vw, vb) / min(vw, vb):.1f}x" if min(vw, vb) > 0 else f"{_fmt(abs(vw - vb))} {unit}"
+    )
     word = "lower" if lower else "higher"
     return f"{name}: {better} wins ({_fmt(vb)} vs {_fmt(vw)} {unit}, {word} by {ratio}; {basis})."
 

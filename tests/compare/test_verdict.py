@@ -32,6 +32,10 @@ def test_a_winner_only_where_the_spread_allows() -> None:
     assert "no clear winner" in axis(row(stat(50, 100, 110), stat(40, 60, 95)), "lambda", "kappa")
     assert "lambda wins" in axis(row(stat(100), stat(50), lower=False), "lambda", "kappa")
     assert "no clear winner" in axis(row(stat(100), stat(95)), "lambda", "kappa")
+    # an answer before the window's end is a negative delay: no ratio, the difference
+    assert "kappa wins (-4.93 vs 52.6 s, lower by 57.5 s" in axis(
+        row(stat(52.6), stat(-4.93)), "lambda", "kappa"
+    )
 
 
 def late(excluded: float, absorbed: float, lateness: str = "1 minute") -> list[dict]:
