@@ -45,6 +45,9 @@ def session_conf(settings: Settings) -> dict[str, str]:
         "spark.sql.streaming.stateStore.providerClass": (
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),
+        # The de-duplication state commits a changelog per micro-batch instead of a
+        # snapshot of its files (snapshots are made in the background): a shorter commit.
+        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.databricks.delta.autoCompact.enabled": "false",
         "spark.sql.warehouse.dir": f"{settings.storage.uri()}/_warehouse",
