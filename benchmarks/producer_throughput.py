@@ -48,11 +48,10 @@ from uuid import uuid4
 
 from kafka import KafkaAdminClient, KafkaProducer
 
-from event_log.generator import Record, WorkloadSpec, generate
+from event_log.generator import Record, WorkloadSpec, generate, workload
 from event_log.producer import produce
 from infra.jars import kafka_classpath
 from infra.topics import end_offsets, ensure_topics
-from lk.cli.produce import workload
 from lk.config import Settings
 from measure.machine import broker, machine
 

@@ -40,11 +40,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from batch_layer.job import run_batch
-from event_log.generator import WorkloadSpec
+from event_log.generator import WorkloadSpec, workload
 from event_log.producer import produce
 from infra.local import free_ports
 from infra.topics import ensure_topics
-from lk.cli.produce import workload
 from lk.config import Settings
 from lk.spark import build_session
 from lk.wiring import build

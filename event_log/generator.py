@@ -17,6 +17,7 @@ import bisect
 import fcntl
 import heapq
 import multiprocessing
+import os
 import pickle
 import queue
 import random
@@ -377,6 +378,21 @@ def _rows(spec: WorkloadSpec) -> Iterator[_Row]:
 _PIPE_BYTES = 1 << 20
 # Messages from the generator process: a tag byte, then the body.
 _RECORDS, _DONE, _FAILED = b"R", b"D", b"E"
+
+
+#: From this many events on, :func:`workload` generates in a child process while sending.
+AHEAD_FROM_EVENTS = 20_000
+
+
+def workload(spec: WorkloadSpec) -> Iterator[Record]:
+    """The records ``lk produce`` sends for ``spec``, in send order.
+
+    Large workloads are generated on a second core (:func:`generate_ahead`) so generation
+    overlaps sending; the records and their order are the same either way.
+    """
+    if spec.events >= AHEAD_FROM_EVENTS and (os.cpu_count() or 1) > 1:
+        return generate_ahead(spec)
+    return generate(spec)
 
 
 def generate_ahead(spec: WorkloadSpec, *, chunk: int = 1_000, depth: int = 64) -> Iterator[Record]:

@@ -4,29 +4,39 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from kafka.errors import KafkaError
 from rich.table import Table
 
-from infra import jars, kafka_broker, topics
-from infra.local import cluster_settings
 from lk.cli import common
 from lk.cli.common import console, failures_as_exit
 
+if TYPE_CHECKING:
+    from infra.kafka_broker import BrokerStatus
+
 app = typer.Typer(help="Fetch jars and run the local Kafka broker.", no_args_is_help=True)
 
-#: The errors a user can act on: printed in red, exit code 1, no traceback.
-EXPECTED = (
-    kafka_broker.BrokerError,
-    jars.MissingJarsError,
-    subprocess.CalledProcessError,
-    KafkaError,
-)
+
+def _expected() -> tuple[type[BaseException], ...]:
+    """The errors a user can act on: printed in red, exit code 1, no traceback.
+
+    Imported here, not at the top: every ``lk`` command imports this module, and the
+    Kafka client alone takes a noticeable part of a second to import.
+    """
+    from kafka.errors import KafkaError
+
+    from infra import jars, kafka_broker
+
+    return (
+        kafka_broker.BrokerError,
+        jars.MissingJarsError,
+        subprocess.CalledProcessError,
+        KafkaError,
+    )
 
 
-def _print_status(status: kafka_broker.BrokerStatus) -> None:
+def _print_status(status: BrokerStatus) -> None:
     state = f"[green]running[/green] (pid {status.pid})" if status.running else "[red]stopped[/red]"
     console.print(f"broker {status.bootstrap}: {state}  home {status.home}")
     if len(status.nodes) > 1:
@@ -55,8 +65,10 @@ def _print_status(status: kafka_broker.BrokerStatus) -> None:
 @app.command()
 def fetch() -> None:
     """Fetch the Spark extras and the Kafka broker jars from Maven Central."""
+    from infra import jars
+
     settings = common.infra_settings()
-    with failures_as_exit(*EXPECTED):
+    with failures_as_exit(*_expected()):
         found = jars.fetch_all(settings)
     for name, paths in found.items():
         console.print(f"{name}: {len(paths)} jars in {paths[0].parent}")
@@ -75,6 +87,9 @@ def up(
     ] = None,
 ) -> None:
     """Start the broker (fetching its jars if missing), create the topics, show the status."""
+    from infra import jars, kafka_broker, topics
+    from infra.local import cluster_settings
+
     settings = common.infra_settings()
     if brokers is not None and brokers != settings.broker.count:
         settings = cluster_settings(settings, brokers)
@@ -86,7 +101,7 @@ def up(
         )
 
     kafka_jars = jars.jar_sets(settings)[1]
-    with failures_as_exit(*EXPECTED):
+    with failures_as_exit(*_expected()):
         if not any(kafka_jars.target.glob("*.jar")):
             console.print(f"fetching the Kafka broker jars into {kafka_jars.target} ...")
             jars.fetch(kafka_jars, prune_pyspark=False)
@@ -99,8 +114,10 @@ def up(
 @app.command()
 def down() -> None:
     """Stop the broker, every node of a cluster (SIGTERM, then SIGKILL after a timeout)."""
+    from infra import kafka_broker
+
     settings = common.infra_settings()
-    with failures_as_exit(*EXPECTED):
+    with failures_as_exit(*_expected()):
         stopped = kafka_broker.down(settings)
     console.print("broker stopped" if stopped else "broker was not running")
 
@@ -110,8 +127,10 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Show the broker, its topics, partitions, offsets, retention and cleanup policy."""
+    from infra import kafka_broker
+
     settings = common.infra_settings()
-    with failures_as_exit(*EXPECTED):
+    with failures_as_exit(*_expected()):
         current = kafka_broker.status(settings)
     if as_json:
         typer.echo(json.dumps(current.to_dict(), indent=2))

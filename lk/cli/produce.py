@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Annotated
 
@@ -12,26 +10,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from event_log.generator import Record, WorkloadSpec, describe, generate, generate_ahead
-from event_log.producer import produce
 from lk.cli.common import console, settings
 
 Opt = typer.Option
-
-
-#: From this many events on, the workload is generated in a child process while sending.
-AHEAD_FROM_EVENTS = 20_000
-
-
-def workload(spec: WorkloadSpec) -> Iterator[Record]:
-    """The records ``lk produce`` sends for ``spec``, in send order.
-
-    Large workloads are generated on a second core (``generate_ahead``) so generation
-    overlaps sending; the records and their order are the same either way.
-    """
-    if spec.events >= AHEAD_FROM_EVENTS and (os.cpu_count() or 1) > 1:
-        return generate_ahead(spec)
-    return generate(spec)
 
 
 def produce_command(
@@ -57,6 +38,9 @@ def produce_command(
     as_json: Annotated[bool, Opt("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Publish a seeded workload through an idempotent producer (acks=all)."""
+    from event_log.generator import WorkloadSpec, describe, workload
+    from event_log.producer import produce
+
     config = settings()
     spec = WorkloadSpec(
         events=events,
