@@ -103,6 +103,19 @@ def warm_up(settings: Settings, workdir: Path, visible: Any) -> None:
         time.sleep(0.5)
 
 
+def send_and_drain(
+    settings: Settings, args: argparse.Namespace, workdir: Path, seen: dict[int, float]
+) -> ScheduleReport:
+    """Run the generator's schedule, then wait (up to 3 min) until every probe was seen."""
+    with SteadyGenerator(plan_for(settings, args), workdir) as generator:
+        report = generator.wait()
+    expected = {int(p["id"]) for p in report.probes}
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not expected <= seen.keys():
+        time.sleep(0.5)
+    return report
+
+
 def latencies(report: ScheduleReport, seen: dict[int, float]) -> dict[str, Any]:
     """Visibility percentiles from the generator's probes and their first sighting."""
     acked = [p for p in report.probes if "acked" in p]
@@ -172,12 +185,7 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
-        with SteadyGenerator(plan_for(settings, args), workdir) as generator:
-            report = generator.wait()
-        expected = {int(p["id"]) for p in report.probes}
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and not expected <= seen.keys():
-            time.sleep(0.5)
+        report = send_and_drain(settings, args, workdir, seen)
         stop.set()
         watcher.join()
         status = subprocess.run(
@@ -217,12 +225,7 @@ def run_floor(settings: Settings, args: argparse.Namespace, workdir: Path) -> di
     try:
         warm_up(settings, workdir, lambda: bool(seen))
         durations.clear()
-        with SteadyGenerator(plan_for(settings, args), workdir) as generator:
-            report = generator.wait()
-        expected = {int(p["id"]) for p in report.probes}
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and not expected <= seen.keys():
-            time.sleep(0.5)
+        report = send_and_drain(settings, args, workdir, seen)
     finally:
         query.stop()
         spark.stop()

@@ -11,26 +11,12 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import SparkSession
 
 import oracle
+from chaos.verify import lane_batches
 from lk.config import Settings
-from lk.tables import Tables
 from oracle import consume_all
-from speed_layer import progress
-from speed_layer.lane import find_lane
 from tests.support.serving import read_served
 from tests.support.workload import assert_view_matches
 from views import default_registry
-
-
-def lane_batches(spark: SparkSession, settings: Settings, lane: str) -> list[oracle.MicroBatch]:
-    """The lane's committed micro-batches: offset ranges and the cutoff each ran under."""
-    found = find_lane(spark, Tables.of(settings), lane)
-    if found is None:
-        return []
-    return [
-        oracle.MicroBatch(row.start_offsets, row.end_offsets, row.cutoff)
-        for row in progress.history(spark, found)
-        if row.kind == "micro-batch"
-    ]
 
 
 def expected_views(
