@@ -9,7 +9,6 @@ speed layer against it.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 
@@ -20,6 +19,7 @@ from pyspark.sql.streaming import StreamingQuery
 from event_log.decode import decode_events
 from event_log.kafka_source import read_stream
 from lk.config import Settings
+from speed_layer.stream import source_offsets
 
 OnCommit = Callable[[DataFrame, int, float], None]
 
@@ -67,7 +67,5 @@ def processed_offsets(query: StreamingQuery) -> dict[int, int]:
     progress = query.lastProgress
     if not progress or not progress.get("sources"):
         return {}
-    end = progress["sources"][0].get("endOffset") or {}
-    if isinstance(end, str):
-        end = json.loads(end)
+    end = source_offsets(progress["sources"][0].get("endOffset"))
     return {int(p): int(o) for topic in end.values() for p, o in topic.items()}

@@ -124,7 +124,7 @@ def start_lane(
         spark.conf.set(key, before)
 
 
-def _offsets_of(value: object) -> dict:
+def source_offsets(value: object) -> dict:
     """Spark reports a source offset as a dict, its JSON text, or (PySpark 4) its repr."""
     if isinstance(value, str):
         try:
@@ -146,7 +146,7 @@ def query_metrics(query: StreamingQuery) -> dict | None:
         "input_rows_per_second": last.get("inputRowsPerSecond"),
         "processed_rows_per_second": last.get("processedRowsPerSecond"),
         "batch_duration_ms": (last.get("durationMs") or {}).get("triggerExecution"),
-        "end_offsets": _offsets_of((last.get("sources") or [{}])[0].get("endOffset")),
+        "end_offsets": source_offsets((last.get("sources") or [{}])[0].get("endOffset")),
     }
 
 
