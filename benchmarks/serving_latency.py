@@ -43,6 +43,7 @@ from batch_layer.job import run_batch
 from event_log.generator import WorkloadSpec, workload
 from event_log.producer import produce
 from infra.local import free_ports
+from infra.processes import stop_child
 from infra.topics import ensure_topics
 from lk.config import Settings
 from lk.spark import build_session
@@ -96,12 +97,7 @@ def api_server(settings: Settings, port: int, log_file: Path) -> Iterator[subpro
         try:
             yield proc
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=30)
+            stop_child(proc, timeout_s=60)
 
 
 def wait_ready(

@@ -24,6 +24,7 @@ from compare.options import CompareOptions
 from compare.summary import assemble
 from event_log.generator import WorkloadSpec, generate, generate_ahead
 from event_log.producer import produce
+from infra.processes import stop_child
 from infra.topics import ensure_topics
 from lk.config import Settings, with_sections
 from measure.machine import machine
@@ -121,13 +122,7 @@ def run_design(
 
 def _stop(child: subprocess.Popen[str]) -> None:
     """Stop a design process left running (the caller was interrupted); its JVM follows."""
-    if child.poll() is None:
-        child.terminate()
-        try:
-            child.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait(timeout=30)
+    stop_child(child)
 
 
 def run_compare(

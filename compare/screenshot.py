@@ -19,6 +19,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from infra.processes import stop_child
+
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -108,12 +110,7 @@ def screenshot(report: Path, out: Path, width: int = 1200) -> dict[str, Any]:
                 time.sleep(1)
                 shot = call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+            stop_child(proc, timeout_s=10)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(base64.b64decode(shot["data"]))
     return {"png": str(out), "bytes": out.stat().st_size, **found}

@@ -8,6 +8,7 @@ processes that retitle themselves (Airflow) and outlive the shell that started t
 from __future__ import annotations
 
 import os
+import subprocess
 from contextlib import suppress
 from pathlib import Path
 
@@ -58,3 +59,15 @@ def tail(path: Path, lines: int = 25) -> str:
     if not path.exists():
         return ""
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def stop_child(child: subprocess.Popen, timeout_s: float = 30.0) -> None:
+    """Stop a child process we started: SIGTERM, then SIGKILL after ``timeout_s``."""
+    if child.poll() is not None:
+        return
+    child.terminate()
+    try:
+        child.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait(timeout=timeout_s)

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infra.processes import stop_child
 from measure.stats import summary
 
 #: A run is invalid when its p99 schedule lag exceeds this (seconds) unless the plan says.
@@ -220,13 +221,8 @@ class SteadyGenerator:
 
     def stop(self) -> None:
         """Stop the child if it still runs."""
-        if self._proc and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(timeout=10)
+        if self._proc:
+            stop_child(self._proc, timeout_s=10)
 
     def __enter__(self) -> SteadyGenerator:
         return self.start()

@@ -94,11 +94,10 @@ def read(
     """The rows of ``part`` (as of ``version``); None if the log holds no such rows yet."""
     if version is None and not storage.is_delta_table(spark, lane.log):
         return None
-    table = StateTable(lane.log, part, part)
     frame = StateTable(lane.log).read(spark, version)
     if part not in frame.columns:
         return None
-    return table.read(spark, version)
+    return frame.where(F.col(PART) == part).select(f"`{part}`.*")
 
 
 def version(spark: SparkSession, lane: Lane) -> int | None:
