@@ -12,7 +12,7 @@ JARS   := .lk/jars/.fetched
 setup: $(STAMP) $(JARS)
 
 $(STAMP): pyproject.toml constraints.txt
-	@command -v java >/dev/null && command -v mvn >/dev/null || infra/install-system-deps.sh
+	infra/install-system-deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip "setuptools>=69" wheel
 	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
@@ -50,13 +50,13 @@ bench: setup
 
 # A screenshot of the Airflow grid after a run (Airflow up via `lk airflow up`).
 airflow-screenshot: setup
-	infra/install-system-deps.sh chromium
+	infra/install-system-deps.sh
 	$(BIN)/python bin/airflow-screenshot lambda_nightly
 
 # A PNG of an lk compare report, with a check that its plots rendered (REPORT=folder).
 REPORT ?= .lk/reports/demo
 report-screenshot: setup
-	infra/install-system-deps.sh chromium
+	infra/install-system-deps.sh
 	$(BIN)/python -m compare.screenshot $(REPORT)/report.html docs/img/lk-compare-report.png
 
 down:

@@ -44,7 +44,7 @@ COUNT_PLOTS = """(() => {
 
 
 def browser() -> str | None:
-    """Chromium's executable (``infra/install-system-deps.sh chromium`` installs it)."""
+    """Chromium's executable (``infra/install-system-deps.sh`` installs it)."""
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -66,7 +66,7 @@ def screenshot(report: Path, out: Path, width: int = 1200) -> dict[str, Any]:
 
     exe = browser()
     if exe is None:
-        raise RuntimeError("chromium is missing: run infra/install-system-deps.sh chromium")
+        raise RuntimeError("chromium is missing: run infra/install-system-deps.sh")
     with tempfile.TemporaryDirectory(prefix="lk-chromium-") as profile:
         proc = subprocess.Popen(
             [exe, *FLAGS, f"--user-data-dir={profile}", "about:blank"],

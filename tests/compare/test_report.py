@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from compare.report import write_reports
-from compare.screenshot import browser, screenshot
+from compare.screenshot import screenshot
 from compare.verdict import verdict
 
 
@@ -77,9 +77,6 @@ def test_report_is_self_contained(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(
-    browser() is None, reason="chromium missing: infra/install-system-deps.sh chromium"
-)
 def test_report_plots_render_in_headless_chromium(tmp_path: Path) -> None:
     paths = write_reports(results(), tmp_path)
     found = screenshot(paths["html"], tmp_path / "report.png")
