@@ -26,7 +26,7 @@ demo: setup
 	bin/demo
 
 test: setup
-	$(BIN)/pytest -m "(unit or integration) and not scenario" -q --durations=15
+	$(BIN)/pytest -m "(unit or integration or chaos) and not scenario" -q --durations=15
 
 scenarios: setup
 	$(BIN)/pytest -m scenario -q --durations=15

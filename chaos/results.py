@@ -90,14 +90,22 @@ def machine() -> dict[str, Any]:
     }
 
 
-def write(outcomes: list[Outcome], out: Path, *, seed: int, runs: int) -> tuple[Path, Path]:
-    """Write ``chaos.json`` (every run) and ``chaos.md`` (the table) into ``out``."""
+def write(
+    outcomes: list[Outcome], out: Path, *, seed: int, runs: int, complete: bool = True
+) -> tuple[Path, Path]:
+    """Write ``chaos.json`` (every run) and ``chaos.md`` (the table) into ``out``.
+
+    ``lk chaos`` writes after every scenario (``complete=False`` until the last), so a
+    long pass that is cut off still leaves what it saw.
+    """
     out.mkdir(parents=True, exist_ok=True)
     doc = {
         "benchmark": "chaos",
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seed": seed,
         "runs": runs,
+        "complete": complete,
+        "outcomes_recorded": len(outcomes),
         "machine": machine(),
         "summary": summarize(outcomes),
         "outcomes": [asdict(o) for o in outcomes],

@@ -55,8 +55,11 @@ def chaos_command(
         open_bench(config, workdir, events) as bench,
     ):
         task = progress.add_task("chaos", total=runs * len(names))
+        seen: list[results.Outcome] = []
 
         def show(outcome: results.Outcome) -> None:
+            seen.append(outcome)
+            results.write(seen, out, seed=seed, runs=runs, complete=False)
             mark = "[green]clean[/green]" if outcome.clean else "[red]NOT CLEAN[/red]"
             progress.console.print(
                 f"{outcome.scenario} seed {outcome.seed}: {mark} "
