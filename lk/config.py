@@ -119,6 +119,9 @@ class SparkSettings(_Section):
     shuffle_partitions: int = Field(4, ge=1)
     driver_memory: str = "2g"
     jars_dir: Path = Path(".lk/jars/spark")
+    log_dir: Path = Field(
+        Path(".lk/logs"), description="where each driver JVM's console output goes"
+    )
     ui_enabled: bool = False
     conf: dict[str, str] = Field(default_factory=dict)
 

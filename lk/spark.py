@@ -7,8 +7,13 @@ Library code never builds a session; it takes one as a parameter. Only entry poi
 from __future__ import annotations
 
 import os
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from infra.jars import spark_jars
@@ -57,16 +62,46 @@ def session_conf(settings: Settings) -> dict[str, str]:
     return conf | dict(spark.conf)
 
 
+@contextmanager
+def _stderr_to(log: Path) -> Iterator[None]:
+    """Point file descriptor 2 at ``log`` while a JVM starts; it keeps that stderr for life.
+
+    The driver JVM prints its start-up chatter and every later log4j line on the stderr
+    it inherits; the Python process gets its own stderr back at once.
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with log.open("ab") as target:
+            os.dup2(target.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def jvm_log(settings: Settings, app_name: str) -> Path:
+    """The file a session's driver JVM writes its console output to."""
+    return settings.spark.log_dir.resolve() / f"{app_name}.log"
+
+
 def build_session(settings: Settings, app_name: str | None = None) -> SparkSession:
-    """Build (or return the running) SparkSession for these settings."""
+    """Build (or return the running) SparkSession for these settings.
+
+    A new driver JVM writes its console output to :func:`jvm_log`, not the terminal.
+    """
+    name = app_name or settings.spark.app_name
     if settings.spark.master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = SparkSession.builder.master(settings.spark.master).appName(
-        app_name or settings.spark.app_name
-    )
+    builder = SparkSession.builder.master(settings.spark.master).appName(name)
     for key, value in session_conf(settings).items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    if SparkContext._active_spark_context is None:
+        with _stderr_to(jvm_log(settings, name)):
+            spark = builder.getOrCreate()
+    else:
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
 

@@ -33,8 +33,15 @@ app.command("compare")(compare_command)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point; a missing set-up step is a message, not a traceback."""
+    from infra.jars import MissingJarsError
+    from lk.cli.common import err_console
+
+    try:
+        app()
+    except MissingJarsError as err:
+        err_console.print(f"[red]set-up missing:[/red] {err}")
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

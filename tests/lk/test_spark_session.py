@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
@@ -42,3 +46,23 @@ def test_a_spark_batch_read_of_the_events_topic_sees_every_offset(spark, topic_s
     seen = {(r.partition, r.offset) for r in rows.select("partition", "offset").collect()}
     assert seen == {(p, o) for p, end in ends.items() for o in range(end)}
     assert len(ends) == settings.kafka.events_partitions
+
+
+def test_a_cli_command_that_starts_spark_prints_no_jvm_chatter(base_settings, tmp_path):
+    env = os.environ | {
+        "LK_STORAGE__ROOT": str(tmp_path / "data"),
+        "LK_SPARK__JARS_DIR": str(base_settings.spark.jars_dir),
+        "LK_SPARK__LOG_DIR": str(tmp_path / "logs"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "lk.cli.app", "status"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "not started" in done.stdout and "log4j" not in done.stdout
+    assert "Setting default log level" in (tmp_path / "logs" / "lk-status.log").read_text()
