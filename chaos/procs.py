@@ -102,10 +102,15 @@ def _pgid(pid: int) -> int | None:
         return None
 
 
+#: How long a scenario waits for the moment it aims at. Generous: a child that dies ends
+#: the wait at once, and on a loaded two-core machine a JVM's start alone can take minutes.
+WAIT_S = 900.0
+
+
 def wait_for(
     ready: Callable[[], bool],
     what: str,
-    timeout_s: float,
+    timeout_s: float = WAIT_S,
     child: LkProcess | None = None,
     poll_s: float = 0.05,
 ) -> None:
@@ -115,5 +120,6 @@ def wait_for(
         if child is not None and not child.alive():
             raise ChaosError(f"`lk {' '.join(child.args)}` ended before {what}:\n{child.tail()}")
         if time.monotonic() > deadline:
-            raise ChaosError(f"no {what} within {timeout_s:.0f} s")
+            tail = f":\n{child.tail()}" if child is not None else ""
+            raise ChaosError(f"waited {timeout_s:.0f} s for {what} in vain{tail}")
         time.sleep(poll_s)

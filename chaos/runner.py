@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -67,11 +68,17 @@ def run_all(
     outcomes = []
     for i in range(runs):
         for name, scenario in chosen.items():
+            started = time.perf_counter()
             try:
                 outcome = scenario(bench, seed + i)
             except Exception as error:
                 log.exception("scenario %s (seed %d) failed", name, seed + i)
-                outcome = Outcome(name, seed + i, error=f"{error!r}\n{traceback.format_exc()}")
+                outcome = Outcome(
+                    name,
+                    seed + i,
+                    error=f"{error!r}\n{traceback.format_exc()}",
+                    seconds=time.perf_counter() - started,
+                )
             outcomes.append(outcome)
             if on_outcome:
                 on_outcome(outcome)

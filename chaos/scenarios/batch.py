@@ -12,7 +12,7 @@ import time
 from batch_layer import runs
 from batch_layer.job import run_batch
 from chaos.bench import Bench, lane_dir, rng_for
-from chaos.procs import LkProcess, wait_for
+from chaos.procs import WAIT_S, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
 from lk import storage
@@ -20,7 +20,6 @@ from lk.tables import Tables
 
 NAME = "batch_sigkill"
 PHASES = ("landing", "computing", "validating", "publishing")
-TIMEOUT_S = 300.0
 
 
 def _runs_seen(bench: Bench, settings) -> set[str]:
@@ -68,14 +67,14 @@ def run(bench: Bench, seed: int) -> Outcome:
             wait_for(
                 lambda: storage.delta_version(None, tables.bronze) != before["bronze"],
                 "a bronze commit",
-                TIMEOUT_S,
+                WAIT_S,
                 batch,
             )
         elif target == "computing":
             wait_for(
                 lambda: bool(_runs_seen(bench, settings) - before["folders"]),
                 "a run folder",
-                TIMEOUT_S,
+                WAIT_S,
                 batch,
             )
             time.sleep(rng.uniform(0.0, 2.0))
@@ -83,7 +82,7 @@ def run(bench: Bench, seed: int) -> Outcome:
             wait_for(
                 lambda: storage.delta_version(None, tables.batch_runs) != before["runs_log"],
                 "a computed run",
-                TIMEOUT_S,
+                WAIT_S,
                 batch,
             )
             time.sleep(rng.uniform(0.0, 2.0) if target == "validating" else rng.uniform(2.0, 6.0))

@@ -13,7 +13,7 @@ import time
 
 from chaos.bench import Bench, checkpoint_ids, in_slices, lane_dir, rng_for
 from chaos.ledger import count_back
-from chaos.procs import ChaosError, LkProcess, wait_for
+from chaos.procs import WAIT_S, ChaosError, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
 from infra import kafka_broker
@@ -27,7 +27,6 @@ from speed_layer.lane import find_lane
 
 PRODUCE = "broker_kill_produce"
 SPEED = "broker_kill_speed"
-TIMEOUT_S = 300.0
 
 
 def produce_args(events: int, seed: int) -> list[str]:
@@ -73,10 +72,10 @@ def produce_through(bench: Bench, settings: Settings, seed: int, kill, name: str
     child = LkProcess(settings, produce_args(events, seed), bench.folder)
     try:
         at = int(len(records) * rng.uniform(0.1, 0.5))
-        wait_for(lambda: produced(settings) >= at, f"{at} records in the log", TIMEOUT_S, child)
+        wait_for(lambda: produced(settings) >= at, f"{at} records in the log", WAIT_S, child)
         outcome.notes.append(kill(settings, rng))
         outcome.faults = 1
-        code = child.wait(TIMEOUT_S)
+        code = child.wait(WAIT_S)
     finally:
         child.kill()
     report = report_of(child)
@@ -120,7 +119,7 @@ def run_speed(bench: Bench, seed: int) -> Outcome:
     checkpoint = lane_dir(settings, "lambda", "speed", "checkpoint")
     speed = LkProcess(settings, ["speed"], bench.folder)
     try:
-        wait_for(lambda: bool(checkpoint_ids(checkpoint, "commits")), "a commit", TIMEOUT_S, speed)
+        wait_for(lambda: bool(checkpoint_ids(checkpoint, "commits")), "a commit", WAIT_S, speed)
         outcome.notes.append(_restart_single(settings, rng))
         outcome.faults = 1
         bench.produce(settings, second)
@@ -129,7 +128,7 @@ def run_speed(bench: Bench, seed: int) -> Outcome:
             wait_for(
                 lambda: _caught_up(bench, settings, target),
                 "catch-up after the restart",
-                TIMEOUT_S,
+                WAIT_S,
                 speed,
                 poll_s=1.0,
             )

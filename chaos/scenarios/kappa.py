@@ -12,7 +12,7 @@ import time
 from datetime import timedelta
 
 from chaos.bench import Bench, lane_dir, rng_for
-from chaos.procs import LkProcess, wait_for
+from chaos.procs import WAIT_S, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import ViewCheck, check_served
 from kappa import reprocess as kappa
@@ -28,7 +28,6 @@ from lk.tables import Tables
 
 NAME = "kappa_sigkill"
 MOMENTS = ("mid-replay", "after-switch")
-TIMEOUT_S = 300.0
 
 
 def _served_as_its_version(bench: Bench, settings) -> tuple[int | None, ViewCheck]:
@@ -59,13 +58,13 @@ def run(bench: Bench, seed: int) -> Outcome:
             wait_for(
                 lambda: commits.exists() and any(commits.iterdir()),
                 "a v2 micro-batch",
-                TIMEOUT_S,
+                WAIT_S,
                 child,
             )
             time.sleep(rng.uniform(0.0, 2.0))
         else:
             wait_for(
-                lambda: len(list(pointer.glob("*.json"))) > switches, "the switch", TIMEOUT_S, child
+                lambda: len(list(pointer.glob("*.json"))) > switches, "the switch", WAIT_S, child
             )
     finally:
         child.kill()

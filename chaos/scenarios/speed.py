@@ -14,7 +14,7 @@ import time
 from batch_layer import runs
 from batch_layer.job import run_batch
 from chaos.bench import Bench, checkpoint_ids, in_slices, lane_dir, rng_for
-from chaos.procs import ChaosError, LkProcess, wait_for
+from chaos.procs import WAIT_S, ChaosError, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
 from lambda_arch import LAMBDA_LANE
@@ -23,7 +23,6 @@ from lk.wiring import build
 
 NAME = "speed_sigkill"
 MOMENTS = ("first-micro-batch", "inside", "between", "rebase")
-START_TIMEOUT_S = 240.0
 
 
 def _planned_uncommitted(checkpoint) -> set[int]:
@@ -36,7 +35,7 @@ def _kill_at(moment: str, speed: LkProcess, bench: Bench, settings, rng, checkpo
         wait_for(
             lambda: 0 in _planned_uncommitted(checkpoint),
             "a first micro-batch",
-            START_TIMEOUT_S,
+            WAIT_S,
             speed,
         )
         time.sleep(rng.uniform(0.0, 1.5))
@@ -45,13 +44,13 @@ def _kill_at(moment: str, speed: LkProcess, bench: Bench, settings, rng, checkpo
         wait_for(
             lambda: len(checkpoint_ids(checkpoint, "commits")) > done,
             "a commit",
-            START_TIMEOUT_S,
+            WAIT_S,
             speed,
         )
         wait_for(
             lambda: bool(_planned_uncommitted(checkpoint)),
             "a micro-batch in flight",
-            START_TIMEOUT_S,
+            WAIT_S,
             speed,
         )
         time.sleep(rng.uniform(0.0, 1.0))
@@ -63,13 +62,11 @@ def _kill_at(moment: str, speed: LkProcess, bench: Bench, settings, rng, checkpo
                 and not _planned_uncommitted(checkpoint)
             ),
             "a committed micro-batch",
-            START_TIMEOUT_S,
+            WAIT_S,
             speed,
         )
     elif moment == "rebase":
-        wait_for(
-            lambda: bool(checkpoint_ids(checkpoint, "commits")), "a commit", START_TIMEOUT_S, speed
-        )
+        wait_for(lambda: bool(checkpoint_ids(checkpoint, "commits")), "a commit", WAIT_S, speed)
         run_batch(bench.spark, settings)  # published under the running lane
         time.sleep(rng.uniform(0.0, 3.0))  # the lane follows it at its next poll
     planned = _planned_uncommitted(checkpoint)
