@@ -209,7 +209,7 @@ def live_phase(
             f"schedule lag {schedule.schedule_lag}",
         )
         caught_up = wait_caught_up(spark, platform, timeout=300)
-        time.sleep(opts.poll_s * 3 + 3)  # the watcher's last looks after the catch-up
+        watcher.look_once_more()
     for query in spark.streams.active:
         query.stop()
     lane.join(timeout=120)

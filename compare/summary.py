@@ -150,7 +150,12 @@ def growth(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if len(pairs) < 2:
         return {"exponent": None, "reading": "not enough points"}
     k = slope(pairs)
-    reading = "about linear" if 0.8 <= k <= 1.2 else ("sub-linear" if k < 0.8 else "super-linear")
+    if k < 0.2:
+        reading = "flat: fixed costs (start-up, commits) dominate at these sizes"
+    elif k < 0.8:
+        reading = "sub-linear"
+    else:
+        reading = "about linear" if k <= 1.2 else "super-linear"
     return {"exponent": round(k, 2), "reading": reading}
 
 

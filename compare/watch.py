@@ -45,6 +45,7 @@ class Watcher:
         self.spark, self.platform = spark, platform
         self.probe_base, self.windows_from, self.poll_s = probe_base, windows_from, poll_s
         self.seen = Seen()
+        self._looks = 0  # polls attempted, failed ones included
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lk-compare-watch", daemon=True)
 
@@ -79,7 +80,20 @@ class Watcher:
             except Exception as error:  # a view not served yet, a table being replaced
                 if len(self.seen.errors) < 20:
                     self.seen.errors.append(str(error).splitlines()[0][:300])
+            self._looks += 1
             self._stop.wait(self.poll_s)
+
+    def look_once_more(self, timeout_s: float = 600.0) -> None:
+        """Return once a poll that began after this call has ended.
+
+        A look at the serving view can take longer than the lane's last micro-batch
+        (tens of seconds on a loaded machine): a fixed pause could end the watch before
+        any look saw what the lane last wrote.
+        """
+        target = self._looks + 2  # the look in flight may have begun before this call
+        deadline = time.monotonic() + timeout_s
+        while self._looks < target and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def __enter__(self) -> Watcher:
         self._thread.start()
