@@ -217,10 +217,14 @@ class EventContract:
 
 # -- parsing ---------------------------------------------------------------------------
 def _split_top(text: str) -> list[str]:
-    """Split on commas outside parentheses."""
-    parts, depth, start = [], 0, 0
+    """Split on commas outside parentheses and quotes."""
+    parts, depth, start, quote = [], 0, 0, ""
     for i, char in enumerate(text):
-        if char in "(<":
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'`\"":
+            quote = char
+        elif char in "(<":
             depth += 1
         elif char in ")>":
             depth -= 1
