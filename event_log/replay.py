@@ -16,7 +16,9 @@ from __future__ import annotations
 import csv
 import heapq
 import math
+import os
 import pickle
+import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -27,11 +29,13 @@ from typing import Any
 
 import orjson
 
+from event_log.ahead import iterate_ahead
 from event_log.contract import INTEGRAL, EventContract, Field
 from event_log.generator import Record
 
 FORMATS = ("csv", "jsonl", "parquet")
 MAX_LISTED = 10_000  # misfit line numbers kept (all are counted)
+AHEAD_FROM_BYTES = 4 << 20  # files this large are read in a child process
 _EPOCH = datetime(1970, 1, 1)
 _SPARK_TOKENS = [
     ("yyyy", "%Y"), ("yy", "%y"), ("MM", "%m"), ("dd", "%d"), ("HH", "%H"), ("mm", "%M"),
@@ -105,6 +109,82 @@ def time_parser(contract: EventContract) -> Callable[[Any], float | None]:
     return parse
 
 
+_ORDERED = ("yyyy", "MM", "dd", "HH", "mm", "ss", "SSSSSS", "SSS")
+_WIDTH = {"yyyy": 4, "MM": 2, "dd": 2, "HH": 2, "mm": 2, "ss": 2, "SSSSSS": 6, "SSS": 3}
+
+
+def _sortable_regex(pattern: str) -> re.Pattern[str] | None:
+    """A regex for ``pattern`` if its text sorts as its time does, else None.
+
+    That holds for fixed-width, zero-padded fields from the year down, in that order,
+    with fixed literals between them (``yyyy-MM-dd HH:mm:ss``, ``yyyy-MM-dd'T'HH:mm:ss.SSS'Z'``):
+    comparing the strings then compares the times, with no parsing at all.
+    """
+    parts, tokens, i = [], [], 0
+    while i < len(pattern):
+        if pattern[i] == "'":
+            end = pattern.index("'", i + 1)
+            parts.append(re.escape(pattern[i + 1 : end] or "'"))
+            i = end + 1
+            continue
+        token = next((t for t in _ORDERED if pattern.startswith(t, i)), None)
+        if token is None:
+            if pattern[i].isalpha():
+                return None
+            parts.append(re.escape(pattern[i]))
+            i += 1
+            continue
+        tokens.append(token)
+        parts.append(f"(\\d{{{_WIDTH[token]}}})")
+        i += len(token)
+    if tokens != list(_ORDERED[: len(tokens)]) and tokens != [*_ORDERED[:6], "SSS"]:
+        return None
+    if tokens[:3] != ["yyyy", "MM", "dd"]:
+        return None
+    return re.compile("".join(parts))
+
+
+class TimeKey:
+    """Event time -> a sort key; the invalid key (``missing``) sorts before every time.
+
+    Text times in a sortable pattern (:func:`_sortable_regex`) are their own key, checked
+    by a regex and a calendar check (no ``strptime``, which costs ten times more); other
+    patterns, ISO-8601 and epoch numbers become epoch seconds.
+    """
+
+    def __init__(self, contract: EventContract) -> None:
+        fmt = contract.time_format
+        regex = None
+        if fmt and not contract.is_epoch_time:
+            regex = _sortable_regex(fmt)
+        self._regex = regex
+        self._seconds = time_parser(contract)
+        self.missing: Any = "" if regex is not None else -math.inf
+
+    def __call__(self, value: Any) -> Any:
+        """The key of ``value``, or ``missing`` when it is not a time of the contract."""
+        if self._regex is None:
+            seconds = self._seconds(value)
+            return self.missing if seconds is None else seconds
+        if type(value) is not str:
+            return self.missing
+        match = self._regex.fullmatch(value)
+        if match is None:
+            return self.missing
+        fields = [int(g) for g in match.groups()[:6]]
+        try:
+            datetime(*fields)  # type: ignore[arg-type]  # month 13, 30 February
+        except (TypeError, ValueError):
+            return self.missing
+        return value
+
+    def seconds(self, key: Any) -> float | None:
+        """Epoch seconds of a valid key (pacing, the summary)."""
+        if key == self.missing:
+            return None
+        return self._seconds(key) if isinstance(key, str) else key
+
+
 def _format_time(value: datetime | date, contract: EventContract) -> str:
     """A datetime read from Parquet, as text in the contract's format."""
     if isinstance(value, datetime) and value.tzinfo is not None:
@@ -117,15 +197,10 @@ def _format_time(value: datetime | date, contract: EventContract) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class Encoded:
-    """One row ready to send: its time (epoch s, -inf if none), line, key, value, problem."""
-
-    time: float
-    line: int
-    key: bytes | None
-    value: bytes
-    problem: str | None
+#: One row ready to send: (time key, line, Kafka key, value, problem or None). A plain
+#: tuple: it sorts by time then line with no key function, and pickles fast when spilled.
+Encoded = tuple[Any, int, bytes | None, bytes, str | None]
+_STRING, _INTEGER, _NUMBER, _BOOLEAN, _TIME, _EVENT_TIME = range(6)
 
 
 class RowEncoder:
@@ -137,68 +212,77 @@ class RowEncoder:
 
     def __init__(self, contract: EventContract) -> None:
         self.contract = contract
-        self.time_of = time_parser(contract)
-        self.required = set(contract.required)
-        self.fields = contract.fields
+        self.time_key = TimeKey(contract)
+        required = set(contract.required)
+        self._plan = [
+            (f.name, self._kind(f), f.name in required, f"missing_field:{f.name}")
+            for f in contract.fields
+        ]
+        self._key_field = contract.key_field
 
-    def _convert(self, f: Field, value: Any) -> tuple[Any, str | None]:
-        kind = f.type
-        if isinstance(value, str) and kind != "STRING":
-            value = value.strip()
-        if kind == "STRING":
-            return value if isinstance(value, str) else str(value), None
-        if f.is_time or f.name == self.contract.time_field:
-            if isinstance(value, datetime | date):
-                value = _format_time(value, self.contract)
-            bad = f.name == self.contract.time_field and self.time_of(value) is None
-            return value, f"invalid_{f.name}" if bad else None
-        try:
-            if kind in INTEGRAL:
-                if isinstance(value, float) and not value.is_integer():
-                    raise ValueError
-                return int(value), None
-            if kind == "BOOLEAN":
-                if isinstance(value, bool):
-                    return value, None
-                text = str(value).lower()
-                if text not in ("true", "false"):
-                    raise ValueError
-                return text == "true", None
-            number = float(value)
-            if not math.isfinite(number):
-                raise ValueError
-            return number, None
-        except (TypeError, ValueError):
-            return value, f"invalid_{f.name}"
+    def _kind(self, f: Field) -> int:
+        if f.name == self.contract.time_field:
+            return _EVENT_TIME
+        if f.is_time:
+            return _TIME
+        if f.type == "STRING":
+            return _STRING
+        if f.type in INTEGRAL:
+            return _INTEGER
+        return _BOOLEAN if f.type == "BOOLEAN" else _NUMBER
 
     def encode(self, line: int, row: dict[str, Any] | None, raw: bytes = b"") -> Encoded:
         """Encode one row (``row`` None: a line that is not a JSON object; sent as is)."""
+        time_key = self.time_key
         if row is None:
-            return Encoded(-math.inf, line, None, raw, "invalid_json")
+            return (time_key.missing, line, None, raw, "invalid_json")
         out: dict[str, Any] = {}
         problem = None
-        for f in self.fields:
-            value = row.get(f.name)
+        moment = time_key.missing
+        for name, kind, required, missing in self._plan:
+            value = row.get(name)
             if value is None or value == "":
-                if f.name in self.required and problem is None:
-                    problem = f"missing_field:{f.name}"
-                out[f.name] = None
+                if required and problem is None:
+                    problem = missing
+                out[name] = None
                 continue
-            out[f.name], bad = self._convert(f, value)
+            if kind == _STRING:
+                out[name] = value if type(value) is str else str(value)
+                continue
+            bad = False
+            if kind in (_EVENT_TIME, _TIME):
+                if isinstance(value, datetime | date):
+                    value = _format_time(value, self.contract)
+                if kind == _EVENT_TIME:
+                    moment = time_key(value.strip() if type(value) is str else value)
+                    bad = moment == time_key.missing
+            elif kind == _INTEGER:
+                if type(value) is not int:
+                    try:
+                        number = float(value)
+                        bad = not number.is_integer()
+                        value = value if bad else int(number)
+                    except (TypeError, ValueError, OverflowError):
+                        bad = True
+            elif kind == _NUMBER:
+                if type(value) is not float and type(value) is not int:
+                    try:
+                        number = float(value)
+                        bad = not math.isfinite(number)
+                        value = value if bad else number
+                    except (TypeError, ValueError):
+                        bad = True
+            elif type(value) is not bool:
+                text = str(value).strip().lower()
+                bad = text not in ("true", "false")
+                value = value if bad else text == "true"
+            out[name] = value
             if bad and problem is None:
-                problem = bad
-        key_field = self.contract.key_field
+                problem = f"invalid_{name}"
         key = None
-        if key_field is not None and out.get(key_field) is not None:
-            key = str(out[key_field]).encode()
-        moment = self.time_of(out.get(self.contract.time_field))
-        return Encoded(
-            -math.inf if moment is None else moment,
-            line,
-            key,
-            orjson.dumps(out, option=orjson.OPT_NON_STR_KEYS),
-            problem,
-        )
+        if self._key_field is not None and out.get(self._key_field) is not None:
+            key = str(out[self._key_field]).encode()
+        return (moment, line, key, orjson.dumps(out), problem)
 
 
 def file_format(path: Path, given: str | None = None) -> str:
@@ -277,7 +361,7 @@ def check_columns(path: Path, fmt: str, contract: EventContract, time_column: st
 
 
 def _spill(run: list[Encoded], folder: str) -> str:
-    run.sort(key=lambda e: (e.time, e.line))
+    run.sort()
     with tempfile.NamedTemporaryFile("wb", dir=folder, delete=False, suffix=".run") as handle:
         for start in range(0, len(run), 4096):
             pickle.dump(run[start : start + 4096], handle, protocol=pickle.HIGHEST_PROTOCOL)
@@ -307,12 +391,12 @@ def in_time_order(rows: Iterator[Encoded], run_rows: int) -> Iterator[Encoded]:
             if len(run) >= run_rows:
                 spilled.append(_spill(run, folder))
                 run = []
-        run.sort(key=lambda e: (e.time, e.line))
+        run.sort()
         if not spilled:
             yield from run
             return
         runs = [_read_run(name) for name in spilled]
-        yield from heapq.merge(*runs, iter(run), key=lambda e: (e.time, e.line))
+        yield from heapq.merge(*runs, iter(run))
 
 
 @dataclass
@@ -323,12 +407,21 @@ class ReplayStats:
     misfits: int = 0
     misfit_lines: list[tuple[int, str]] = field(default_factory=list)
     out_of_order: int = 0
-    first_time: float | None = None
-    last_time: float | None = None
+    first_time: Any = None  # time keys (as the file writes them, or epoch seconds)
+    last_time: Any = None
+
+    def take(self, other: ReplayStats) -> None:
+        """Adopt what ``other`` counted (a child process's stats)."""
+        self.__dict__.update(other.__dict__)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary (misfit lines capped at 100 here; all are counted)."""
-        iso = lambda t: None if t is None else datetime.fromtimestamp(t, UTC).isoformat()  # noqa: E731
+
+        def iso(key: Any) -> str | None:
+            if key is None or isinstance(key, str):
+                return key
+            return datetime.fromtimestamp(key, UTC).replace(tzinfo=None).isoformat()
+
         return {
             "rows": self.rows,
             "rows_not_fitting_schema": self.misfits,
@@ -349,52 +442,105 @@ def replay_records(
     speedup: float | None = None,
     run_rows: int = 200_000,
     renames: dict[str, str] | None = None,
+    ahead: bool | None = None,
 ) -> Iterator[Record]:
     """The records to produce for ``path``, counting into ``stats`` as they are read.
+
+    The format and the time column are checked now; the file is read as the records
+    are consumed.
 
     Args:
         path: the file.
         contract: the event contract the rows are encoded for.
-        stats: filled in while the records are consumed.
+        stats: filled in while the records are consumed (at the end, if ``ahead``).
         fmt: ``csv``, ``jsonl`` or ``parquet`` (default: from the suffix).
         keep_file_order: send in file order instead of event-time order.
         speedup: pace the sends at ``speedup`` times the event-time rate (None: as fast
             as possible).
         run_rows: rows per sorted run (the memory bound).
         renames: file column -> contract field, for files whose names differ.
+        ahead: read and encode in a child process, overlapping the sends, as ``lk
+            produce`` generates (default: for files of ``AHEAD_FROM_BYTES`` or more on a
+            machine with a second core, unless paced).
     """
     kind = file_format(path, fmt)
     renames = {k: v for k, v in (renames or {}).items() if k != v}
     source = {v: k for k, v in renames.items()}
     check_columns(path, kind, contract, source.get(contract.time_field, contract.time_field))
+    if ahead is None:
+        big = path.stat().st_size >= AHEAD_FROM_BYTES
+        ahead = speedup is None and big and (os.cpu_count() or 1) > 1
+    if ahead:
+        options = (path, contract, kind, keep_file_order, run_rows, renames)
+        items = iterate_ahead(_in_child, options, stats.take)
+        return (Record("events", key, value, label) for key, value, label in items)  # type: ignore[arg-type]
+    return _records(path, contract, stats, kind, keep_file_order, speedup, run_rows, renames)
+
+
+def _in_child(
+    path: Path,
+    contract: EventContract,
+    kind: str,
+    keep_file_order: bool,
+    run_rows: int,
+    renames: dict[str, str],
+) -> tuple[Iterator[tuple[bytes | None, bytes, str]], Callable[[], ReplayStats]]:
+    """The child process's half of an ``ahead`` replay: plain tuples, and the stats."""
+    stats = ReplayStats()
+    records = _records(path, contract, stats, kind, keep_file_order, None, run_rows, renames)
+    return ((r.key, r.value, r.kind) for r in records), lambda: stats
+
+
+def _records(
+    path: Path,
+    contract: EventContract,
+    stats: ReplayStats,
+    kind: str,
+    keep_file_order: bool,
+    speedup: float | None,
+    run_rows: int,
+    renames: dict[str, str],
+) -> Iterator[Record]:
     encoder = RowEncoder(contract)
 
+    time_key = encoder.time_key
+    missing = time_key.missing
+
     def encoded() -> Iterator[Encoded]:
-        latest = -math.inf
-        for line, row, raw in read_rows(path, kind):
-            if renames and row is not None:
-                row = {renames.get(k, k): v for k, v in row.items()}
-            item = encoder.encode(line, row, raw)
-            stats.rows += 1
-            if item.problem is not None:
-                stats.misfits += 1
-                if len(stats.misfit_lines) < MAX_LISTED:
-                    stats.misfit_lines.append((line, item.problem))
-            if item.time != -math.inf:
-                if item.time < latest:
-                    stats.out_of_order += 1
-                latest = max(latest, item.time)
-                stats.first_time = min(stats.first_time or item.time, item.time)
-                stats.last_time = latest
-            yield item
+        latest = first = None
+        out_of_order = 0
+        try:
+            for line, row, raw in read_rows(path, kind):
+                if renames and row is not None:
+                    row = {renames.get(k, k): v for k, v in row.items()}
+                item = encoder.encode(line, row, raw)
+                stats.rows += 1
+                if item[4] is not None:
+                    stats.misfits += 1
+                    if len(stats.misfit_lines) < MAX_LISTED:
+                        stats.misfit_lines.append((line, item[4]))
+                moment = item[0]
+                if moment != missing:
+                    if latest is None:
+                        latest = first = moment
+                    elif moment < latest:
+                        out_of_order += 1
+                        first = min(first, moment)
+                    else:
+                        latest = moment
+                yield item
+        finally:
+            stats.out_of_order += out_of_order
+            stats.first_time, stats.last_time = first, latest
 
     ordered = encoded() if keep_file_order else in_time_order(encoded(), run_rows)
-    started, origin, clock = time.monotonic(), None, -math.inf
-    for item in ordered:
-        if speedup and item.time != -math.inf:
-            clock = max(clock, item.time)
+    started, origin, clock = time.monotonic(), None, None
+    for moment, _line, key, value, problem in ordered:
+        if speedup and moment != missing:
+            seconds = time_key.seconds(moment)
+            clock = seconds if clock is None else max(clock, seconds)
             origin = clock if origin is None else origin
             wait = started + (clock - origin) / speedup - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-        yield Record("events", item.key, item.value, "misfit" if item.problem else "event")  # type: ignore[arg-type]
+        yield Record("events", key, value, "misfit" if problem else "event")  # type: ignore[arg-type]

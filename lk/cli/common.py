@@ -33,6 +33,8 @@ def platform(config: Settings | None = None) -> Platform:
     A schema or view module that is wrong exits 2 with its name and the problem, before
     any Spark session starts.
     """
+    from rich.markup import escape
+
     from event_log.contract import ContractError
     from lk.wiring import build
     from views.loader import ViewModuleError
@@ -41,7 +43,7 @@ def platform(config: Settings | None = None) -> Platform:
     try:
         return build(config)
     except (ContractError, ViewModuleError) as err:
-        err_console.print(f"[red]config error:[/red] {err}")
+        err_console.print(f"[red]config error:[/red] {escape(str(err))}")
         raise typer.Exit(2) from None
 
 

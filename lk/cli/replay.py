@@ -49,6 +49,7 @@ def replay_command(
     """
     from dataclasses import replace
 
+    from rich.markup import escape
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -98,7 +99,7 @@ def replay_command(
             task = progress.add_task(f"replaying {file.name}", total=None)
             report = produce(config, records, on_progress=lambda n: progress.advance(task, n))
     except (ContractError, ReplayError) as err:
-        err_console.print(f"[red]error:[/red] {err}")
+        err_console.print(f"[red]error:[/red] {escape(str(err))}")
         raise typer.Exit(2) from None
     summary = {
         "file": str(file),
@@ -130,7 +131,7 @@ def replay_command(
         table.add_row("rows/s", f"{report.events_per_second:,.0f}")
         console.print(table)
         for line, problem in stats.misfit_lines[:20]:
-            console.print(f"  line {line}: {problem}")
+            console.print(escape(f"  line {line}: {problem}"))
         if stats.misfits > 20:
             console.print(f"  ... and {stats.misfits - 20:,} more (--json lists 100)")
     if report.failed or report.acknowledged != report.sent or report.stopped_at is not None:

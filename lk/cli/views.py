@@ -16,6 +16,7 @@ def views_command(
     as_json: Annotated[bool, Opt("--json", help="Print the list as JSON.")] = False,
 ) -> None:
     """List the registered views (the configured view module, plus the built-ins it keeps)."""
+    from rich.markup import escape
     from rich.table import Table
 
     from views.registry import defined_in
@@ -35,11 +36,10 @@ def views_command(
     if as_json:
         console.print_json(json.dumps({"events": built.contract.describe(), "views": rows}))
         return
-    table = Table(title=f"views over {built.contract.describe()}", show_lines=True)
+    table = Table(title=escape(f"views over {built.contract.describe()}"), show_lines=True)
     for column in ("name", "keys", "window", "merge rule", "defined in"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(
-            row["name"], ", ".join(row["keys"]), row["window"], row["merge_rule"], row["defined_in"]
-        )
+        cells = (row["name"], ", ".join(row["keys"]), row["window"], row["merge_rule"])
+        table.add_row(*map(escape, cells), escape(row["defined_in"]))
     console.print(table)

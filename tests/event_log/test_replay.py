@@ -10,9 +10,9 @@ import pytest
 
 from event_log.contract import EventContract, parse_ddl
 from event_log.replay import (
-    Encoded,
     ReplayStats,
     RowEncoder,
+    TimeKey,
     in_time_order,
     replay_records,
     strptime_format,
@@ -35,27 +35,51 @@ def test_spark_patterns_translate_to_strptime():
 
 def test_rows_are_typed_keyed_and_misfits_named():
     encoder = RowEncoder(CONTRACT)
-    good = encoder.encode(2, {"id": "a", "n": "7", "x": "1.5", "at": "2026-01-01 00:00:10"})
-    assert good.problem is None and good.key == b"7" and good.time == pytest.approx(1767225610)
-    assert orjson.loads(good.value) == {
+    moment, line, key, value, problem = encoder.encode(
+        2, {"id": "a", "n": "7", "x": "1.5", "at": "2026-01-01 00:00:10"}
+    )
+    assert (moment, line, key, problem) == ("2026-01-01 00:00:10", 2, b"7", None)
+    assert orjson.loads(value) == {
         "id": "a", "n": 7, "x": 1.5, "at": "2026-01-01 00:00:10", "ok": None,
     }  # fmt: skip
-    assert encoder.encode(3, {"id": "", "at": "2026-01-01 00:00:10"}).problem == (
-        "missing_field:id"
-    )
+    assert encoder.encode(3, {"id": "", "at": "2026-01-01 00:00:10"})[4] == "missing_field:id"
     bad_number = encoder.encode(4, {"id": "b", "n": "seven", "at": "2026-01-01 00:00:10"})
-    assert bad_number.problem == "invalid_n" and orjson.loads(bad_number.value)["n"] == "seven"
-    bad_time = encoder.encode(5, {"id": "c", "at": "noon"})
-    assert bad_time.problem == "invalid_at" and bad_time.time == -math.inf
-    assert encoder.encode(6, None, b"garbage").problem == "invalid_json"
+    assert bad_number[4] == "invalid_n" and orjson.loads(bad_number[3])["n"] == "seven"
+    for not_a_time in ("noon", "2026-13-01 00:00:10", "2026-02-30 00:00:10", "2026-01-01"):
+        bad_time = encoder.encode(5, {"id": "c", "at": not_a_time})
+        assert bad_time[4] == "invalid_at" and bad_time[0] == "", not_a_time
+    assert encoder.encode(6, None, b"garbage")[4] == "invalid_json"
+
+
+def test_times_in_other_patterns_sort_as_epoch_seconds():
+    for fmt, text in (("dd/MM/yyyy HH:mm", "02/01/2026 00:00"), (None, "2026-01-02T00:00:00")):
+        contract = EventContract(
+            fields=parse_ddl("id STRING, at TIMESTAMP"), id_field="id", time_field="at",
+            time_format=fmt,
+        )  # fmt: skip
+        key = TimeKey(contract)
+        assert key(text) == pytest.approx(1767312000) and key("x") == -math.inf
 
 
 def test_sorted_runs_spilled_and_merged_give_event_time_order():
     rng = random.Random(3)
-    rows = [Encoded(rng.uniform(0, 1e6), line, None, b"", None) for line in range(1, 5_001)]
-    rows.append(Encoded(-math.inf, 5_001, None, b"", "invalid_at"))
+    rows = [(rng.uniform(0, 1e6), line, None, b"", None) for line in range(1, 5_001)]
+    rows.append((-math.inf, 5_001, None, b"", "invalid_at"))
     merged = list(in_time_order(iter(rows), run_rows=700))  # eight runs spill to disk
-    assert merged == sorted(rows, key=lambda e: (e.time, e.line))
+    assert merged == sorted(rows, key=lambda e: (e[0], e[1]))
+
+
+def test_a_replay_read_ahead_in_a_child_process_sends_the_same(tmp_path):
+    path = tmp_path / "events.csv"
+    lines = [
+        f"e{i},{i % 7},0.5,2026-01-01 00:{(i * 37) % 60:02d}:{i % 60:02d},true" for i in range(3000)
+    ]
+    path.write_text("id,n,x,at,ok\n" + "\n".join(lines) + "\nbad,1,0.5,never,true\n")
+    here, there = ReplayStats(), ReplayStats()
+    local = list(replay_records(path, CONTRACT, here, run_rows=500, ahead=False))
+    child = list(replay_records(path, CONTRACT, there, run_rows=500, ahead=True))
+    assert local == child and len(local) == 3001
+    assert here.as_dict() == there.as_dict() and there.misfit_lines == [(3002, "invalid_at")]
 
 
 def test_csv_and_jsonl_files_report_bad_rows_by_line(tmp_path):
