@@ -1,8 +1,9 @@
 """Write ``readings.csv``: four hours of readings from twelve sensors on four sites.
 
 The file is what devices deliver, not what a view should count: about 2% of the
-readings are re-sent (same ``reading_id``, later in the file), about 5% arrive out of
-order (up to three minutes behind their neighbours), and a handful of rows are broken
+readings are re-sent (same ``reading_id``, up to about 15 minutes later in the file),
+about 5% arrive out of order (up to three minutes behind their neighbours), and a
+handful of rows are broken
 (a time that is not one, an empty id or sensor, a temperature that is not a number or
 out of range, a humidity that is not a number, a line cut short). Deterministic:
 ``python examples/sensors/make_data.py`` writes the same file every time.
@@ -53,16 +54,20 @@ def deliver(rows: list[list[str]], rng: random.Random) -> list[list[str]]:
         out.insert(at, list(row))
     broken = [
         ["bad-time-1", "s01", "south", "yesterday at noon", "14.2", "40.0"],
-        ["", "s02", "east", "2026-03-02 07:10:00", "17.0", "41.0"],
-        ["bad-sensor-1", "", "west", "2026-03-02 07:20:00", "19.5", "44.0"],
-        ["bad-temp-1", "s05", "south", "2026-03-02 08:00:00", "n/a", "50.0"],
-        ["bad-temp-2", "s06", "east", "2026-03-02 08:30:00", "999", "50.0"],
-        ["bad-humidity-1", "s07", "west", "2026-03-02 08:45:00", "20.1", "wet"],
-        ["bad-time-2", "s08", "north", "2026-03-02T09:00:00Z", "13.3", "39.0"],
+        ["", "s02", "east", "2026-", "17.0", "41.0"],
+        ["bad-sensor-1", "", "west", "2026-", "19.5", "44.0"],
+        ["bad-temp-1", "s05", "south", "2026-", "n/a", "50.0"],
+        ["bad-temp-2", "s06", "east", "2026-", "999", "50.0"],
+        ["bad-humidity-1", "s07", "west", "2026-", "20.1", "wet"],
+        ["bad-time-2", "s08", "north", "2026-03-02T", "13.3", "39.0"],  # ISO, not the format
         ["cut-short-1", "s09", "south"],
     ]
     for k, row in enumerate(broken):
-        out.insert((k + 1) * len(out) // (len(broken) + 1), row)
+        at = (k + 1) * len(out) // (len(broken) + 1)
+        if len(row) > 3 and row[3].startswith("2026-"):  # the time of its neighbour
+            iso = row[3].endswith("T")
+            row[3] = out[at][3].replace(" ", "T") + "Z" if iso else out[at][3]
+        out.insert(at, row)
     return out
 
 
