@@ -116,3 +116,19 @@ def test_a_file_without_the_time_column_is_refused(tmp_path):
         list(replay_records(csv_file, CONTRACT, ReplayStats()))
     renamed = list(replay_records(csv_file, CONTRACT, ReplayStats(), renames={"when": "at"}))
     assert orjson.loads(renamed[0].value)["at"] == "2026-01-01 00:00:02"
+
+
+def test_a_parquet_file_replays_with_typed_values_and_row_numbers(tmp_path):
+    pa = pytest.importorskip("pyarrow")  # the `parquet` extra; not installed by default
+    from datetime import datetime
+
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "events.parquet"
+    times = [datetime(2026, 1, 1, 0, 0, 2), None, datetime(2026, 1, 1, 0, 0, 1)]
+    pq.write_table(pa.table({"id": ["a", "b", "c"], "n": [1, 2, 3], "at": times}), path)
+    stats = ReplayStats()
+    records = list(replay_records(path, CONTRACT, stats))
+    assert stats.misfit_lines == [(2, "missing_field:at")]
+    assert [orjson.loads(r.value)["id"] for r in records] == ["b", "c", "a"]
+    assert orjson.loads(records[-1].value)["at"] == "2026-01-01 00:00:02"
