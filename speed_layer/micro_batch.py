@@ -49,6 +49,7 @@ from pyspark.sql import functions as F
 
 from event_log.catalog import read_catalog
 from event_log.decode import event_columns, event_schema, quarantined
+from event_log.schema import SHOP
 from infra.topics import end_offsets
 from lake import quarantine
 from lake.offsets import below
@@ -447,10 +448,11 @@ def parameters(
     return spark.sql(f"SELECT * FROM VALUES ({', '.join(values)}) AS parameters({columns})")
 
 
-def _late_for(views: list[str], time: str) -> Column:
+def _late_for(views: list[str], time: str = SHOP.time_field) -> Column:
     """The names of the views whose watermark (a :func:`parameters` column) the row is behind.
 
-    No watermark yet (null) means nothing is late.
+    ``time`` is the event-time column (the contract's). No watermark yet (null) means
+    nothing is late.
     """
     if not views:
         return F.array().cast("array<string>")
