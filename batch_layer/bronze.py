@@ -9,7 +9,9 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from event_log.decode import EVENT_SCHEMA, decode_events, quarantined, valid_events
+from event_log.contract import EventContract
+from event_log.decode import decode_events, event_schema, quarantined, valid_events
+from event_log.schema import SHOP
 from lake import quarantine
 from lk.tables import Tables
 
@@ -22,15 +24,16 @@ class Landing:
     quarantined: int
 
 
-def first_copies(events: DataFrame) -> DataFrame:
-    """One row per ``event_id``: the copy at the lowest (partition, offset)."""
-    first = Window.partitionBy("event_id").orderBy("partition", "offset")
+def first_copies(events: DataFrame, id_field: str = SHOP.id_field) -> DataFrame:
+    """One row per event id: the copy at the lowest (partition, offset)."""
+    first = Window.partitionBy(id_field).orderBy("partition", "offset")
     return events.withColumn("_copy", F.row_number().over(first)).where("_copy = 1").drop("_copy")
 
 
-def ensure_tables(spark: SparkSession, tables: Tables) -> None:
+def ensure_tables(spark: SparkSession, tables: Tables, contract: EventContract = SHOP) -> None:
     """Create the bronze and quarantine tables if they do not exist yet."""
-    bronze_schema = T.StructType([*EVENT_SCHEMA.fields, T.StructField("run_id", T.StringType())])
+    events = event_schema(contract).fields
+    bronze_schema = T.StructType([*events, T.StructField("run_id", T.StringType())])
     (
         DeltaTable.createIfNotExists(spark)
         .location(tables.bronze)
@@ -40,19 +43,26 @@ def ensure_tables(spark: SparkSession, tables: Tables) -> None:
     quarantine.ensure_table(spark, tables)
 
 
-def land(spark: SparkSession, tables: Tables, raw: DataFrame, run_id: str) -> Landing:
+def land(
+    spark: SparkSession,
+    tables: Tables,
+    raw: DataFrame,
+    run_id: str,
+    contract: EventContract = SHOP,
+) -> Landing:
     """Decode ``raw`` Kafka rows; MERGE new events into bronze, malformed ones to quarantine.
 
     Idempotent: reading the same offsets twice inserts nothing the second time.
     """
-    ensure_tables(spark, tables)
-    decoded = decode_events(raw).persist()
+    ensure_tables(spark, tables, contract)
+    decoded = decode_events(raw, contract).persist()
     try:
-        events = first_copies(valid_events(decoded)).withColumn("run_id", F.lit(run_id))
+        events = first_copies(valid_events(decoded, contract), contract.id_field)
+        events = events.withColumn("run_id", F.lit(run_id))
         bronze = DeltaTable.forPath(spark, tables.bronze)
         (
             bronze.alias("b")
-            .merge(events.alias("n"), "b.event_id = n.event_id")
+            .merge(events.alias("n"), f"b.`{contract.id_field}` = n.`{contract.id_field}`")
             .whenNotMatchedInsertAll()
             .execute()
         )

@@ -9,6 +9,7 @@ one atomic append to the runs log, after every quality check has passed.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -19,8 +20,9 @@ from pyspark.sql import functions as F
 from batch_layer import bronze, runs
 from batch_layer.runs import BatchRun
 from event_log.catalog import read_catalog
+from event_log.contract import EventContract
 from event_log.kafka_source import read_range
-from event_log.schema import EVENT_TYPES
+from event_log.schema import SHOP
 from infra.topics import end_offsets
 from lake.offsets import below
 from lk import storage
@@ -28,7 +30,8 @@ from lk.config import Settings
 from lk.tables import Tables
 from quality.checks import CheckReport, QualityError, TableChecks, require, run_checks
 from views.base import View, ViewContext
-from views.registry import ViewRegistry, default_registry
+from views.loader import check_views, registry_for
+from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 KEEP_RUNS = 2
@@ -64,20 +67,34 @@ def view_checks(view: View, events: DataFrame, ctx: ViewContext) -> TableChecks:
     )
 
 
-BRONZE_CHECKS = TableChecks(
-    table="bronze",
-    not_null=(
-        "event_id",
-        "event_type",
-        "user_id",
-        "product_id",
-        "event_time",
-        "partition",
-        "offset",
-    ),
-    unique_key=("event_id",),
-    allowed_values={"event_type": EVENT_TYPES},
-)
+def bronze_checks(contract: EventContract) -> TableChecks:
+    """The checks of bronze: one row per event id, every required field set.
+
+    Where the contract names a closed set of values (``field IN (...)`` rules), bronze
+    holds only those.
+    """
+    return TableChecks(
+        table="bronze",
+        not_null=(*(f for f in contract.required if f not in contract.wire_only), "partition",
+                  "offset"),
+        unique_key=(contract.id_field,),
+        allowed_values=allowed_values(contract),
+    )  # fmt: skip
+
+
+def allowed_values(contract: EventContract) -> dict[str, tuple[str, ...]]:
+    """``field IN ('a', 'b')`` rules of the contract, as closed sets of string values."""
+    found = {}
+    for rule in contract.rules:
+        match = re.fullmatch(r"\s*(\w+)\s+IN\s*\(([^)]*)\)\s*", rule.check, re.IGNORECASE)
+        if match and match.group(1) not in contract.wire_only:
+            values = re.findall(r"'((?:[^']|'')*)'", match.group(2))
+            if values:
+                found[match.group(1)] = tuple(v.replace("''", "'") for v in values)
+    return found
+
+
+BRONZE_CHECKS = bronze_checks(SHOP)
 
 
 def quarantine_checks(settings: Settings) -> TableChecks | None:
@@ -127,7 +144,8 @@ def compute_run(
         The computed run, or the latest published one with ``skipped`` when the log has
         not moved since it (and ``force`` is off).
     """
-    registry = registry or default_registry()
+    registry = registry or registry_for(settings)
+    check_views(spark, registry, settings)
     tables = Tables.of(settings)
     started = datetime.now(UTC).replace(tzinfo=None)
     cutoff = end_offsets(settings, settings.kafka.events_topic)
@@ -154,9 +172,9 @@ def compute_run(
     landed_from = previous.cutoff if previous else {}
     if any(cutoff[p] > landed_from.get(p, 0) for p in cutoff):
         raw = read_range(spark, settings, settings.kafka.events_topic, landed_from, cutoff)
-        landing = bronze.land(spark, tables, raw, run.run_id)
+        landing = bronze.land(spark, tables, raw, run.run_id, registry.contract)
     else:
-        bronze.ensure_tables(spark, tables)
+        bronze.ensure_tables(spark, tables, registry.contract)
         landing = bronze.Landing(landed=0, quarantined=0)
     events = bronze_events(spark, tables, cutoff).persist()
     try:
@@ -192,12 +210,12 @@ def validate_run(
         QualityError: a check failed; the run is recorded as ``failed`` (never published)
             and the previously published views stay published.
     """
-    registry = registry or default_registry()
+    registry = registry or registry_for(settings)
     tables = Tables.of(settings)
     events = bronze_events(spark, tables, run.cutoff).persist()
     try:
         ctx = ViewContext(settings.views)
-        reports = [run_checks(events, BRONZE_CHECKS)]
+        reports = [run_checks(events, bronze_checks(registry.contract))]
         if (landed := quarantine_checks(settings)) is not None:
             reports.append(run_checks(landed_records(spark, tables, run.run_id), landed))
         for view in registry:
@@ -253,7 +271,7 @@ def run_batch(
         QualityError: a check failed; the run is recorded as failed and the previously
             published views stay published.
     """
-    registry = registry or default_registry()
+    registry = registry or registry_for(settings)
     computed = compute_run(spark, settings, registry, force=force, on_view=on_view)
     if computed.skipped:
         return computed

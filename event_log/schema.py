@@ -9,12 +9,53 @@ from typing import Any, Literal
 
 import orjson
 
+from event_log.contract import MISSING, TYPES, EventContract, Rule, parse_ddl
+
 SCHEMA_VERSION = 1
 EventType = Literal["page_view", "add_to_cart", "remove_from_cart", "purchase"]
 EVENT_TYPES: tuple[str, ...] = ("page_view", "add_to_cart", "remove_from_cart", "purchase")
 CART_TYPES: tuple[str, ...] = ("add_to_cart", "remove_from_cart", "purchase")
 REQUIRED_FIELDS: tuple[str, ...] = ("event_id", "event_type", "user_id", "product_id", "event_time")
 UNKNOWN_CATEGORY = "unknown"
+TIME_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
+
+SHOP_DDL = (
+    "event_id STRING NOT NULL, event_type STRING NOT NULL, user_id BIGINT NOT NULL, "
+    "product_id BIGINT NOT NULL, quantity INT, price DECIMAL(12,2), event_time TIMESTAMP NOT NULL, "
+    "sent_time TIMESTAMP, schema_version INT"
+)
+
+
+def _quoted(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values)
+
+
+#: The online-shop events of docs/semantics.md: the default contract, built like any other.
+#: Its extra rules, in this order, give exactly the contract's quarantine reasons.
+SHOP = EventContract(
+    fields=parse_ddl(SHOP_DDL, "event_log.schema.SHOP_DDL"),
+    id_field="event_id",
+    time_field="event_time",
+    key_field="user_id",
+    time_format=TIME_FORMAT,
+    rules=(
+        Rule("unsupported_schema_version", f"schema_version = {SCHEMA_VERSION}"),
+        Rule("unknown_event_type", f"event_type IN ({_quoted(EVENT_TYPES)})"),
+        Rule("invalid_quantity", f"event_type NOT IN ({_quoted(CART_TYPES)}) OR quantity >= 1"),
+        Rule("invalid_price", "event_type <> 'purchase' OR price >= 0"),
+    ),
+    order=(
+        "unsupported_schema_version",
+        MISSING,
+        "unknown_event_type",
+        TYPES,
+        "invalid_quantity",
+        "invalid_price",
+    ),
+    lenient=("quantity", "price", "sent_time", "schema_version"),
+    wire_only=("schema_version",),
+    source="built-in shop events (docs/semantics.md)",
+)
 
 
 def format_time(moment: datetime) -> str:

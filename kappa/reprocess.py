@@ -45,7 +45,8 @@ from speed_layer.lane_log import state_table
 from speed_layer.micro_batch import Epoch
 from speed_layer.stream import LaneRun, run_lane
 from views.base import View
-from views.registry import ViewRegistry, default_registry
+from views.loader import registry_for
+from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ def reprocess(
             the switch (tests query the old version there).
     """
     started = time.perf_counter()
-    registry = registry or default_registry()
+    registry = registry or registry_for(settings)
     tables = Tables.of(settings)
     target = check_log_complete(settings)
     total = sum(target.values())
@@ -258,7 +259,7 @@ def diff_versions(
 ) -> dict[str, dict[str, int]]:
     """Per view: rows in both, rows only in ``old``, only in ``new``, keys whose values differ."""
     result: dict[str, dict[str, int]] = {}
-    for view in registry or default_registry():
+    for view in registry or registry_for(settings):
         a = _presented(spark, settings, old, view)
         b = _presented(spark, settings, new, view)
         keys = list(view.key)

@@ -14,7 +14,8 @@ from speed_layer.lane import open_lane
 from speed_layer.micro_batch import Epoch
 from speed_layer.stream import LaneRun, run_lane
 from views.base import View
-from views.registry import ViewRegistry, default_registry
+from views.loader import registry_for
+from views.registry import ViewRegistry
 
 LAMBDA_LANE = "lambda-speed"
 
@@ -63,7 +64,7 @@ def run_speed(
         spark,
         settings,
         lane,
-        registry or default_registry(),
+        registry or registry_for(settings),
         lambda_epoch(spark, settings),
         until_caught_up=until_caught_up,
         on_progress=on_progress,

@@ -157,8 +157,53 @@ class StreamSettings(_Section):
     dedup_horizon: Duration = timedelta(minutes=30)
 
 
+class RuleSettings(_Section):
+    """An extra validation rule of your events.
+
+    Records for which ``check`` (Spark SQL) is not true are quarantined with ``reason``.
+    """
+
+    reason: str
+    check: str
+
+
+class EventSettings(_Section):
+    """Your own event contract; left empty, the built-in online-shop events.
+
+    Give the fields as a Spark DDL string (``ddl``) or a file (``schema_file``: a JSON
+    Schema ``.json``, else DDL text), and name the id, time and key fields.
+    """
+
+    ddl: str | None = None
+    schema_file: Path | None = None
+    id_field: str | None = None
+    time_field: str | None = None
+    time_format: str | None = Field(
+        None,
+        description=(
+            "Spark datetime pattern of a text time field (e.g. yyyy-MM-dd HH:mm:ss); "
+            "None: ISO-8601. A numeric time field: epoch_seconds or epoch_millis"
+        ),
+    )
+    key_field: str | None = None
+    rules: tuple[RuleSettings, ...] = ()
+
+    @property
+    def is_custom(self) -> bool:
+        """Whether a schema is configured (else the built-in shop contract applies)."""
+        return self.ddl is not None or self.schema_file is not None
+
+
 class ViewSettings(_Section):
-    """Window sizes, gaps, join intervals and allowed lateness of the built-in views."""
+    """Which views are registered, and the window sizes, gaps and lateness of the built-in ones.
+
+    ``module`` is an importable module name or a ``.py`` file that registers views
+    (``views.base.View``); ``keep_built_in`` names built-in views to keep beside them
+    (None: as the module's ``KEEP_BUILT_IN`` says, else none).
+    """
+
+    module: str = "views.builtin"
+    keep_built_in: tuple[str, ...] | None = None
 
     tumbling_window: Duration = timedelta(minutes=1)
     hop_window: Duration = timedelta(minutes=10)
@@ -251,6 +296,7 @@ class Settings(BaseSettings):
     )
 
     mode: Mode = "lambda"
+    events: EventSettings = EventSettings()
     kafka: KafkaSettings = KafkaSettings()
     broker: BrokerSettings = BrokerSettings()
     spark: SparkSettings = SparkSettings()

@@ -11,19 +11,22 @@ mode          streaming job (``lk speed``)                    readers are served
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from event_log.configured import load_contract
+from event_log.contract import EventContract
 from lake.source import ServingSource, ViewNotReadyError
 from lk.config import Settings
 from lk.tables import Tables
 from serving_layer.read import read_view
 from serving_layer.refresh import Refresher
 from speed_layer.stream import LaneRun
-from views.registry import ViewRegistry, default_registry
+from views.loader import load_registry
+from views.registry import ViewRegistry
 
 NO_KAPPA_VERSION = "no Kappa version yet: run `lk kappa reprocess` to build v1"
 
@@ -34,11 +37,17 @@ class Platform:
 
     Attributes:
         settings: the typed settings.
-        registry: the views, one registry for every layer and reader.
+        registry: the views, one registry for every layer and reader, over the event
+            contract every layer decodes with (``registry.contract``).
     """
 
     settings: Settings
-    registry: ViewRegistry = field(default_factory=default_registry)
+    registry: ViewRegistry
+
+    @property
+    def contract(self) -> EventContract:
+        """The events every layer decodes, validates and de-duplicates."""
+        return self.registry.contract
 
     @property
     def tables(self) -> Tables:
@@ -198,8 +207,15 @@ class Platform:
 
 
 def build(settings: Settings, registry: ViewRegistry | None = None) -> Platform:
-    """The platform for ``settings`` (the built-in views unless ``registry`` is given)."""
-    return Platform(settings, registry or default_registry())
+    """The platform for ``settings``: its event contract and view module, built once.
+
+    Raises:
+        ContractError: the ``events:`` section does not make a contract (names the schema).
+        ViewModuleError: the view module does not load (names the module and problem).
+    """
+    if registry is None:
+        registry = load_registry(settings, load_contract(settings.events))
+    return Platform(settings, registry)
 
 
 #: The design each Airflow DAG operates; ``None``: it serves whichever design ``mode`` picks.

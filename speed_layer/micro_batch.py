@@ -48,7 +48,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from event_log.catalog import read_catalog
-from event_log.decode import EVENT_COLUMNS, EVENT_SCHEMA, quarantined
+from event_log.decode import event_columns, event_schema, quarantined
+from event_log.schema import SHOP
 from infra.topics import end_offsets
 from lake import quarantine
 from lake.offsets import below
@@ -98,6 +99,8 @@ class MicroBatchProcessor:
         self.lane = lane
         self.registry = registry
         self.epoch = epoch
+        self.columns = event_columns(registry.contract)
+        self.time = registry.contract.time_field
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
         self._fresh = False  # no progress row at start: nothing to rebase until one
@@ -133,12 +136,12 @@ class MicroBatchProcessor:
         """
         own = events.where(~F.array_contains("late_for", view.name))
         if view.context_lookback is None or retained is None:
-            return own.select(*EVENT_COLUMNS)
+            return own.select(*self.columns)
         context = retained.where(~F.array_contains("late_for", view.name))
         if watermark is not None:
             since = watermark - view.context_lookback(self.settings.views)
-            context = context.where(F.col("event_time") >= F.lit(since))
-        return own.select(*EVENT_COLUMNS).unionByName(context.select(*EVENT_COLUMNS))
+            context = context.where(F.col(self.time) >= F.lit(since))
+        return own.select(*self.columns).unionByName(context.select(*self.columns))
 
     def _epoch_state(
         self, epoch: Epoch, ctx: ViewContext, retained: DataFrame | None
@@ -154,7 +157,7 @@ class MicroBatchProcessor:
                 mine = retained.where(~below(epoch.cutoff))
                 events = self._view_input(view, mine, retained.where(below(epoch.cutoff)), None)
             else:
-                events = self.spark.createDataFrame([], EVENT_SCHEMA)
+                events = self.spark.createDataFrame([], event_schema(self.registry.contract))
             state = view.compute(events, ctx)
             base = epoch.base(view)
             if base is not None:
@@ -270,7 +273,8 @@ class MicroBatchProcessor:
         valid = F.col("reason").isNull()
         none: Column = F.array().cast("array<string>")
         flagged = batch.crossJoin(F.broadcast(params)).withColumn(
-            "late_for", F.when(valid & owned, _late_for(list(watermarks))).otherwise(none)
+            "late_for",
+            F.when(valid & owned, _late_for(list(watermarks), self.time)).otherwise(none),
         )
         per_partition = (
             flagged.groupBy("partition")
@@ -278,7 +282,7 @@ class MicroBatchProcessor:
                 F.count("*").alias("input"),
                 F.count(F.when(~valid, 1)).alias("bad"),
                 F.count(F.when(valid & owned, 1)).alias("valid"),
-                F.max(F.when(valid, F.col("event_time"))).alias("max_time"),
+                F.max(F.when(valid, F.col(self.time))).alias("max_time"),
                 *[
                     F.count(F.when(F.array_contains("late_for", v.name), 1)).alias(f"late:{v.name}")
                     for v in views
@@ -297,7 +301,7 @@ class MicroBatchProcessor:
                 clock[row["partition"]] = max(
                     clock.get(row["partition"], row["max_time"]), row["max_time"]
                 )
-        every = flagged.where(valid).select(*EVENT_COLUMNS, "late_for", "batch_id")
+        every = flagged.where(valid).select(*self.columns, "late_for", "batch_id")
         events = every.where(owned)
         context = every.where(~owned)
         if earlier is not None:
@@ -349,10 +353,10 @@ class MicroBatchProcessor:
             F.lit(self.lane.name).alias("lane"),
             F.explode("late_for").alias("view"),
             "batch_id",
-            *EVENT_COLUMNS,
+            *self.columns,
         )
         return rows.crossJoin(F.broadcast(params.drop("batch_id"))).select(
-            "lane", "view", "batch_id", watermark[F.col("view")].alias("watermark"), *EVENT_COLUMNS
+            "lane", "view", "batch_id", watermark[F.col("view")].alias("watermark"), *self.columns
         )
 
     def _maintain(self, epoch: Epoch, batch_id: int, clock: datetime | None) -> None:
@@ -402,7 +406,7 @@ class MicroBatchProcessor:
         history keeps only its last hour or so, instead of writing every event to be
         pruned later.
         """
-        old = F.col("event_time") < since
+        old = F.col(self.time) < since
         return (below(epoch.cutoff) & old) if epoch.keeps_history else old
 
 
@@ -444,12 +448,13 @@ def parameters(
     return spark.sql(f"SELECT * FROM VALUES ({', '.join(values)}) AS parameters({columns})")
 
 
-def _late_for(views: list[str]) -> Column:
+def _late_for(views: list[str], time: str = SHOP.time_field) -> Column:
     """The names of the views whose watermark (a :func:`parameters` column) the row is behind.
 
-    No watermark yet (null) means nothing is late.
+    ``time`` is the event-time column (the contract's). No watermark yet (null) means
+    nothing is late.
     """
     if not views:
         return F.array().cast("array<string>")
-    flags = [F.when(F.col("event_time") < _watermark(name), F.lit(name)) for name in views]
+    flags = [F.when(F.col(time) < _watermark(name), F.lit(name)) for name in views]
     return F.filter(F.array(*flags), lambda x: x.isNotNull())

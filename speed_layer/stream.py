@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from event_log.contract import EventContract
 from event_log.decode import decode_events
 from event_log.kafka_source import read_stream
 from infra.topics import end_offsets, start_offsets
@@ -22,6 +23,7 @@ from speed_layer.checkpoint import caught_up, last_committed, planned_offsets
 from speed_layer.lane import Lane
 from speed_layer.micro_batch import Epoch, MicroBatchProcessor
 from speed_layer.recovery import recover
+from views.loader import check_views
 from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
@@ -68,16 +70,19 @@ class LaneRun:
     seconds: float
 
 
-def deduplicated_events(spark: SparkSession, settings: Settings) -> DataFrame:
-    """The decoded ``events`` stream with re-sends (same ``event_id``) dropped.
+def deduplicated_events(
+    spark: SparkSession, settings: Settings, contract: EventContract
+) -> DataFrame:
+    """The decoded ``events`` stream with re-sends (same event id) dropped.
 
     De-duplication is Spark's stateful ``dropDuplicatesWithinWatermark``, kept in the
     checkpoint. Its watermark runs on the Kafka append time, not on event time, so a
     late event is never dropped here: lateness is judged per view, downstream, where
     late events are counted and kept. Malformed records keep a key of their own.
     """
-    decoded = decode_events(read_stream(spark, settings, settings.kafka.events_topic))
-    key = F.when(F.col("reason").isNull(), F.col("event_id")).otherwise(
+    decoded = decode_events(read_stream(spark, settings, settings.kafka.events_topic), contract)
+    event_id = F.col(contract.id_field).cast("string")
+    key = F.when(F.col("reason").isNull(), event_id).otherwise(
         F.format_string("malformed:%d:%d", F.col("partition"), F.col("offset"))
     )
     return (
@@ -113,7 +118,7 @@ def start_lane(
         spark.conf.set(key, "false")
     try:
         return (
-            deduplicated_events(spark, settings)
+            deduplicated_events(spark, settings, processor.registry.contract)
             .writeStream.foreachBatch(processor)
             .option("checkpointLocation", lane.checkpoint)
             .queryName(lane.name.replace("-", "_"))
@@ -185,6 +190,7 @@ def run_lane(
     once before the query starts and then at every poll.
     """
     started = time.perf_counter()
+    check_views(spark, registry, settings)
     target = end_offsets(settings, settings.kafka.events_topic) if until_caught_up else {}
     batches, rows, last_id = 0, 0, None
     recent: list[int] = []

@@ -33,6 +33,19 @@ Merge = Callable[[DataFrame], DataFrame]
 Present = Callable[[DataFrame], DataFrame]
 
 
+def _human(value: object) -> str:
+    """``timedelta(minutes=10)`` -> ``10 min``; anything else as ``str``."""
+    from datetime import timedelta
+
+    if isinstance(value, timedelta):
+        seconds = value.total_seconds()
+        for unit, size in (("h", 3600), ("min", 60), ("s", 1)):
+            if seconds >= size and seconds % size == 0:
+                return f"{int(seconds // size)} {unit}"
+        return f"{seconds} s"
+    return str(value)
+
+
 def drop_internal(state: DataFrame) -> DataFrame:
     """Default presentation: every column except the internal ``_``-prefixed ones."""
     return state.select(*[c for c in state.columns if not c.startswith("_")])
@@ -53,6 +66,8 @@ class View:
         order_by: presentation order.
         context_lookback: for views that join events with earlier events (stream-stream
             joins): how far behind the watermark the streaming layers must keep events.
+        window: the window, for humans (``lk views``); ``{field}`` is replaced by that
+            field of the view settings (``"tumbling {tumbling_window}"``).
 
     """
 
@@ -67,6 +82,17 @@ class View:
     non_negative: tuple[str, ...] = ()
     totals: Totals | None = None
     settles_with: str | None = None
+    window: str | None = None
+
+    def describe_window(self, settings: ViewSettings) -> str:
+        """The window with the configured sizes filled in ("-" for an unwindowed view)."""
+        if not self.window:
+            return "-"
+        values = {name: _human(getattr(settings, name)) for name in type(settings).model_fields}
+        try:
+            return self.window.format(**values)
+        except (KeyError, IndexError, ValueError):
+            return self.window
 
     def serve(self, state: DataFrame) -> DataFrame:
         """Presented rows over a state table that may hold several partial rows per key."""

@@ -58,6 +58,7 @@ def present(state: DataFrame) -> DataFrame:
 
 
 VIEW = View(
+    window="tumbling {conversion_window}, look-back {conversion_lookback}",
     name="conversions",
     key=KEY,
     settles_with="window_end",

@@ -70,6 +70,7 @@ def merge(state: DataFrame) -> DataFrame:
 
 
 VIEW = View(
+    window="hopping {hop_window} every {hop_slide}",
     name="events_by_type",
     key=KEY,
     settles_with="window_end",

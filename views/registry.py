@@ -1,10 +1,15 @@
-"""The view registry: built-in views and the ones users register, looked up by name."""
+"""The view registry: the views of one event contract, looked up by name.
+
+There is one registry per platform; the built-in shop views and a user's view module
+register into it the same way (:mod:`views.loader`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from views import cart_state, conversions, events_by_type, revenue_by_category, user_sessions
+from event_log.contract import EventContract
+from event_log.schema import SHOP
 from views.base import View
 
 
@@ -12,18 +17,31 @@ class UnknownViewError(KeyError):
     """No view is registered under that name."""
 
 
-class ViewRegistry:
-    """An ordered name -> View mapping; registering a taken name is an error."""
+class DuplicateViewError(ValueError):
+    """Two views were registered under one name."""
 
-    def __init__(self, views: Iterable[View] = ()) -> None:
+
+class ViewRegistry:
+    """An ordered name -> View mapping over one event contract; a taken name is an error.
+
+    Attributes:
+        contract: the events every registered view reads (decoded by every layer with it).
+    """
+
+    def __init__(self, views: Iterable[View] = (), contract: EventContract = SHOP) -> None:
+        self.contract = contract
         self._views: dict[str, View] = {}
+        self.checked = False  # set by views.loader.check_views once Spark accepted them
         for view in views:
             self.register(view)
 
     def register(self, view: View) -> View:
         """Add a view (usable as a decorator-free call in user code); returns it."""
         if view.name in self._views:
-            raise ValueError(f"a view named {view.name!r} is already registered")
+            raise DuplicateViewError(
+                f"two views are named {view.name!r}: {defined_in(self._views[view.name])} and "
+                f"{defined_in(view)}"
+            )
         self._views[view.name] = view
         return view
 
@@ -46,15 +64,31 @@ class ViewRegistry:
         return len(self._views)
 
 
-BUILT_IN: tuple[View, ...] = (
-    revenue_by_category.VIEW,
-    events_by_type.VIEW,
-    user_sessions.VIEW,
-    conversions.VIEW,
-    cart_state.VIEW,
-)
+def defined_in(view: View) -> str:
+    """Where ``view`` was defined: its compute function's file and line (or module)."""
+    import contextlib
+    import inspect
+    import os
+
+    try:
+        path = inspect.getsourcefile(view.compute) or view.compute.__module__
+        line = inspect.getsourcelines(view.compute)[1]
+    except (TypeError, OSError):
+        return getattr(view.compute, "__module__", "?")
+    with contextlib.suppress(ValueError):  # another drive (Windows)
+        path = os.path.relpath(path)
+    return f"{path}:{line}"
+
+
+def _built_in() -> tuple[View, ...]:
+    from views.builtin import VIEWS
+
+    return tuple(VIEWS)
+
+
+BUILT_IN: tuple[View, ...] = _built_in()
 
 
 def default_registry() -> ViewRegistry:
-    """A fresh registry holding the five built-in views."""
-    return ViewRegistry(BUILT_IN)
+    """A fresh registry holding the five built-in views over the shop contract."""
+    return ViewRegistry(BUILT_IN, SHOP)

@@ -43,6 +43,7 @@ def merge(state: DataFrame) -> DataFrame:
 
 
 VIEW = View(
+    window="tumbling {tumbling_window}",
     name="revenue_by_category",
     key=KEY,
     settles_with="window_end",

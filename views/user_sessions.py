@@ -66,6 +66,7 @@ def merge(state: DataFrame) -> DataFrame:
 
 
 VIEW = View(
+    window="session, gap {session_gap}",
     name="user_sessions",
     key=KEY,
     settles_with="session_end",

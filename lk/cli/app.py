@@ -7,11 +7,14 @@ import typer
 from lk.cli import airflow, infra, kappa
 from lk.cli.batch import batch_command
 from lk.cli.chaos import chaos_command
+from lk.cli.check import check_command
 from lk.cli.compare import compare_command
 from lk.cli.produce import produce_command
 from lk.cli.query import query_command
+from lk.cli.replay import replay_command
 from lk.cli.serve import serve_command
 from lk.cli.speed import speed_command, status_command
+from lk.cli.views import views_command
 
 app = typer.Typer(
     name="lk",
@@ -21,6 +24,9 @@ app = typer.Typer(
 )
 app.add_typer(infra.app, name="infra")
 app.command("produce")(produce_command)
+app.command("replay")(replay_command)
+app.command("views")(views_command)
+app.command("check")(check_command)
 app.command("batch")(batch_command)
 app.command("query")(query_command)
 app.command("serve")(serve_command)

@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from lk.cli.common import console, err_console, settings
+from lk.cli.common import console, err_console, platform, settings
 
 
 def batch_command(
@@ -19,11 +19,10 @@ def batch_command(
     """Recompute every view over the whole log up to a frozen cutoff and publish atomically."""
     from batch_layer.job import run_batch
     from lk.spark import build_session
-    from lk.wiring import build
     from quality.checks import QualityError
 
     config = settings()
-    registry = build(config).registry
+    registry = platform(config).registry
     spark = build_session(config, app_name="lk-batch")
     with Progress(
         "[progress.description]{task.description}",

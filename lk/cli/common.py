@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
 from lk.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from lk.wiring import Platform
 
 console = Console()
 err_console = Console(stderr=True)
@@ -20,6 +24,26 @@ def settings() -> Settings:
         return load_settings()
     except ConfigError as err:
         err_console.print(f"[red]config error:[/red] {err}")
+        raise typer.Exit(2) from None
+
+
+def platform(config: Settings | None = None) -> Platform:
+    """The platform the configuration builds.
+
+    A schema or view module that is wrong exits 2 with its name and the problem, before
+    any Spark session starts.
+    """
+    from rich.markup import escape
+
+    from event_log.contract import ContractError
+    from lk.wiring import build
+    from views.loader import ViewModuleError
+
+    config = config or settings()
+    try:
+        return build(config)
+    except (ContractError, ViewModuleError) as err:
+        err_console.print(f"[red]config error:[/red] {escape(str(err))}")
         raise typer.Exit(2) from None
 
 

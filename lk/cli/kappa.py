@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from lk.cli.common import console, err_console, failures_as_exit, settings
+from lk.cli.common import console, err_console, failures_as_exit, platform, settings
 
 app = typer.Typer(help="Kappa versions: reprocess, rollback, drop.", no_args_is_help=True)
 
@@ -20,6 +20,7 @@ def reprocess() -> None:
     from lk.spark import build_session
 
     config = settings()
+    registry = platform(config).registry
     spark = build_session(config, app_name="lk-kappa")
     with (
         Progress(
@@ -35,6 +36,7 @@ def reprocess() -> None:
         result = reprocess(
             spark,
             config,
+            registry,
             on_progress=lambda done, total: progress.update(task, completed=done, total=total),
         )
     for version in result.abandoned:
@@ -59,18 +61,16 @@ def build(version: Annotated[int, typer.Argument(help="The version to replay int
     from kappa.versions import existing_versions, open_version
     from lk.spark import build_session
     from lk.tables import Tables
-    from lk.wiring import build
 
     config = settings()
+    registry = platform(config).registry
     spark = build_session(config, app_name="lk-kappa-build")
     if version not in existing_versions(spark, Tables.of(config)):
         err_console.print(f"[red]error:[/red] v{version} does not exist")
         raise typer.Exit(1)
     lane = open_version(spark, config, version)
     with failures_as_exit(KappaError):
-        run = run_version(
-            spark, replaying(config), lane, build(config).registry, until_caught_up=True
-        )
+        run = run_version(spark, replaying(config), lane, registry, until_caught_up=True)
     console.print(f"v{version}: {run.input_rows:,} rows in {run.seconds:.1f} s")
 
 

@@ -14,7 +14,7 @@ import orjson
 import typer
 from rich.table import Table
 
-from lk.cli.common import console, err_console, settings
+from lk.cli.common import console, err_console, platform, settings
 from lk.config import Settings
 
 Format = Literal["table", "json", "csv"]
@@ -82,13 +82,13 @@ def _from_spark(
 
     from lake.source import ViewNotReadyError
     from lk.spark import build_session
-    from lk.wiring import build
     from serving_layer.snapshot import to_json_value
     from views.registry import UnknownViewError
 
+    built = platform(config)
     spark = build_session(config, app_name="lk-query")
     try:
-        frame = build(config).read(spark, view, with_status=True)
+        frame = built.read(spark, view, with_status=True)
     except (UnknownViewError, ViewNotReadyError) as err:
         err_console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(1) from None

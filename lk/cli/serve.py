@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lk.cli.common import console, err_console, failures_as_exit, settings
+from lk.cli.common import console, err_console, failures_as_exit, platform, settings
 from lk.config import Settings
 
 
@@ -56,7 +56,6 @@ def serve_command(
         return
     import uvicorn
 
-    from lk.wiring import build
     from serving_layer.api import create_app
 
     host = host or config.serving.host
@@ -65,7 +64,7 @@ def serve_command(
         failures_as_exit(detached.AlreadyRunningError),
         detached.claim(config, detached.SERVE_PROCESS),
     ):
-        app = create_app(build(config).refresher(interval=refresh_interval))
+        app = create_app(platform(config).refresher(interval=refresh_interval))
         console.print(
             f"serving {config.mode} views on http://{host}:{port} "
             "(views load in the background; GET /health says when they are ready)"

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from lk.cli.common import console, failures_as_exit, settings
+from lk.cli.common import console, failures_as_exit, platform, settings
 
 #: The PID file name of the long-running ``lk speed`` (see ``lk.detached``).
 
@@ -24,9 +24,9 @@ def speed_command(
     from lake.source import ViewNotReadyError
     from lk import detached
     from lk.spark import build_session
-    from lk.wiring import build
 
     config = settings()
+    built = platform(config)  # a bad schema or view module stops here, before Spark
 
     def show(metrics: dict) -> None:
         console.log(
@@ -46,7 +46,7 @@ def speed_command(
             # second `lk speed` on the same lane is refused instead of racing the first.
             stack.enter_context(detached.claim(config, detached.SPEED_PROCESS))
         spark = build_session(config, app_name="lk-speed")
-        run = build(config).run_streaming(spark, until_caught_up=until_caught_up, on_progress=show)
+        run = built.run_streaming(spark, until_caught_up=until_caught_up, on_progress=show)
     console.print(f"{run.lane}: {run.input_rows:,} rows in {run.seconds:.1f} s")
 
 

@@ -1,0 +1,186 @@
+"""Load the configured view module into the one registry, and check its views at start.
+
+A view module is an importable name (``views.builtin``, ``mypkg.views``) or a ``.py``
+file. It registers views with the same :class:`~views.base.View` API the built-in views
+use, in either of two ways:
+
+* ``VIEWS``: an iterable of views, or
+* ``register(registry)``: a function that calls ``registry.register(view)``.
+
+It may also set ``KEEP_BUILT_IN`` (names of built-in views to keep beside its own, or
+``"all"``); ``views.keep_built_in`` in ``lk.yaml`` overrides it. Everything that can be
+checked without Spark is checked when the module loads (:func:`load_registry`); what
+needs Spark (the columns ``compute`` returns) is checked once a session exists
+(:func:`check_views`). Each failure names the module or file and the problem.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from pyspark.sql import SparkSession
+
+from event_log.contract import ContractError, EventContract
+from lk.config import Settings
+from views.base import View, ViewContext
+from views.registry import BUILT_IN, DuplicateViewError, ViewRegistry, defined_in
+
+BUILT_IN_MODULE = "views.builtin"
+
+
+class ViewModuleError(ValueError):
+    """A view module failed to load or a view in it is unusable; names module and problem."""
+
+
+def _is_file(module: str) -> bool:
+    return module.endswith(".py") or "/" in module or "\\" in module
+
+
+def import_module(module: str) -> ModuleType:
+    """Import a module by name, or execute a ``.py`` file as a module of its own."""
+    try:
+        if not _is_file(module):
+            return importlib.import_module(module)
+        path = Path(module)
+        if not path.is_file():
+            raise ViewModuleError(f"view module {module}: no such file")
+        name = f"lk_user_views_{abs(hash(str(path.resolve())))}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ViewModuleError(f"view module {module}: not a Python file")
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[name] = loaded
+        spec.loader.exec_module(loaded)
+        from pyspark import cloudpickle  # UDFs defined in the file must reach the executors
+
+        cloudpickle.register_pickle_by_value(loaded)
+        return loaded
+    except ViewModuleError:
+        raise
+    except Exception as err:  # any error while importing user code is a config error
+        raise ViewModuleError(
+            f"view module {module}: import failed: {type(err).__name__}: {err}"
+        ) from err
+
+
+def module_views(module: str) -> tuple[list[View], tuple[str, ...] | str | None]:
+    """The views a module registers, and its ``KEEP_BUILT_IN`` (None if unset)."""
+    loaded = import_module(module)
+    keep = getattr(loaded, "KEEP_BUILT_IN", None)
+    if hasattr(loaded, "VIEWS"):
+        views = list(loaded.VIEWS)
+    elif callable(getattr(loaded, "register", None)):
+        collector = ViewRegistry()
+        try:
+            loaded.register(collector)
+        except DuplicateViewError as err:
+            raise ViewModuleError(f"view module {module}: {err}") from None
+        except Exception as err:
+            raise ViewModuleError(
+                f"view module {module}: register() failed: {type(err).__name__}: {err}"
+            ) from err
+        views = list(collector)
+    else:
+        raise ViewModuleError(f"view module {module}: defines neither VIEWS nor register(registry)")
+    for view in views:
+        if not isinstance(view, View):
+            raise ViewModuleError(f"view module {module}: {view!r} is not a views.base.View")
+        if not view.key:
+            raise ViewModuleError(f"view module {module}: view {view.name!r} has no key")
+    return views, keep
+
+
+def load_registry(settings: Settings, contract: EventContract) -> ViewRegistry:
+    """The one registry: the configured module's views (plus the built-ins it keeps)."""
+    module = settings.views.module
+    views, keep = module_views(module)
+    if module != BUILT_IN_MODULE:
+        keep = settings.views.keep_built_in if settings.views.keep_built_in is not None else keep
+        names = [v.name for v in BUILT_IN]
+        wanted = names if keep == "all" else list(keep or ())
+        unknown = [n for n in wanted if n not in names]
+        if unknown:
+            raise ViewModuleError(
+                f"view module {module}: keep_built_in names unknown built-in view(s) "
+                f"{unknown} (built-in: {', '.join(names)})"
+            )
+        views = [v for v in BUILT_IN if v.name in wanted] + views
+    registry = ViewRegistry(contract=contract)
+    for view in views:
+        try:
+            registry.register(view)
+        except DuplicateViewError as err:
+            raise ViewModuleError(f"view module {module}: {err}") from None
+    if not len(registry):
+        raise ViewModuleError(f"view module {module}: registers no view")
+    return registry
+
+
+def registry_for(settings: Settings) -> ViewRegistry:
+    """The registry ``settings`` configure: their event contract and view module.
+
+    ``lk.wiring.build`` builds it once per platform; this is the fallback of library
+    calls made without one (tests, notebooks).
+    """
+    from event_log.configured import load_contract
+
+    return load_registry(settings, load_contract(settings.events))
+
+
+def check_views(spark: SparkSession, registry: ViewRegistry, settings: Settings) -> None:
+    """Each view, run on no events of the contract, returns the columns its key names.
+
+    Spark only analyses the plans (no job runs), so this costs well under a second. The
+    contract's rules are compiled the same way.
+
+    Raises:
+        ContractError: a rule of the event contract is not valid Spark SQL.
+        ViewModuleError: naming the view, where it was defined and the missing columns,
+            or the error its compute raised on the contract's events.
+    """
+    if registry.checked:
+        return
+    from pyspark.sql import types as T
+
+    from event_log.catalog import PRODUCT
+    from event_log.decode import decode_events, event_schema
+
+    contract = registry.contract
+    raw = spark.createDataFrame(
+        [], "key binary, value binary, partition int, offset long, timestamp timestamp"
+    )
+    try:
+        decode_events(raw, contract).columns  # noqa: B018 (analysis checks every rule's SQL)
+    except Exception as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise ContractError(
+            f"event contract ({contract.source}): a rule does not compile: {first}"
+        ) from None
+    events = spark.createDataFrame([], event_schema(contract))
+    table = [f for f in PRODUCT.fields if f.name != "updated_at"]
+    catalog = spark.createDataFrame(
+        [], T.StructType([*table, T.StructField("updated_at", T.TimestampType())])
+    )
+    ctx = ViewContext(settings.views, catalog)
+    for view in registry:
+        where = defined_in(view)
+        try:
+            state = view.compute(events, ctx)
+            presented = view.serve(state).columns
+        except Exception as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            raise ViewModuleError(
+                f"view {view.name!r} ({where}): compute fails on the events of "
+                f"{registry.contract.source}: {type(err).__name__}: {first}"
+            ) from None
+        missing = [k for k in view.key if k not in state.columns or k not in presented]
+        if missing:
+            raise ViewModuleError(
+                f"view {view.name!r} ({where}): compute returns columns "
+                f"{', '.join(state.columns)}, but its key names {', '.join(missing)}"
+            )
+    registry.checked = True
