@@ -14,28 +14,20 @@ independently from them.
 from __future__ import annotations
 
 import bisect
-import fcntl
 import heapq
-import multiprocessing
 import os
-import pickle
-import queue
 import random
-import threading
-import traceback
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import suppress
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from itertools import islice, starmap
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
+from itertools import starmap
 from typing import Any, Literal
 
 import orjson
 
+from event_log.ahead import iterate_ahead
 from event_log.schema import Product, event_fields, format_time
 
 CATEGORIES = ("books", "electronics", "garden", "toys", "grocery", "fashion", "sports", "music")
@@ -375,11 +367,6 @@ def _rows(spec: WorkloadSpec) -> Iterator[_Row]:
         yield pop(pending)[2]
 
 
-_PIPE_BYTES = 1 << 20
-# Messages from the generator process: a tag byte, then the body.
-_RECORDS, _DONE, _FAILED = b"R", b"D", b"E"
-
-
 #: From this many events on, :func:`workload` generates in a child process while sending.
 AHEAD_FROM_EVENTS = 20_000
 
@@ -398,97 +385,26 @@ def workload(spec: WorkloadSpec) -> Iterator[Record]:
 def generate_ahead(spec: WorkloadSpec, *, chunk: int = 1_000, depth: int = 64) -> Iterator[Record]:
     """``generate(spec)``, computed in a child process while the caller consumes it.
 
-    The child pickles chunks of ``chunk`` records into a pipe, and a thread of the caller
-    moves them into a queue of at most ``depth`` chunks as they arrive. So whenever the
-    child gets a CPU it can run up to ``chunk * depth`` records ahead: on a busy machine
-    it may get one only now and then. The records arrive in exactly ``generate``'s order.
+    :func:`event_log.ahead.iterate_ahead` runs the generator on the second core, up to
+    ``chunk * depth`` records ahead; the records arrive in exactly ``generate``'s order.
     The child starts now, not on the first ``next``, so it is forked before the caller
     starts threads of its own (a Kafka producer). An error in the child is raised here;
     closing the iterator early stops the child.
     """
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    receiver, sender = context.Pipe(duplex=False)
-    if hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux: a bigger pipe, fewer wake-ups per chunk
-        with suppress(OSError):
-            fcntl.fcntl(sender.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-    process = context.Process(
-        target=_generate_into, args=(spec, sender, chunk), name="lk-generate", daemon=True
-    )
-    process.start()
-    sender.close()  # the child holds the write end; EOF then means it is gone
-    return _drain(process, receiver, depth)
+    rows = iterate_ahead(_rows_to_send, (spec,), lambda _: None, chunk=chunk, depth=depth)
+    return _as_records(rows)
 
 
-def _generate_into(spec: WorkloadSpec, pipe: Connection, chunk: int) -> None:
-    """Child process: send record chunks (as columns), then the count or the error."""
-    send = pipe.send_bytes
+def _as_records(rows: Generator[_Row]) -> Iterator[Record]:
     try:
-        rows = _rows(spec)
-        count = 0
-        while batch := list(islice(rows, chunk)):
-            columns = tuple(zip(*batch, strict=True))  # topics, keys, values, kinds
-            send(_RECORDS + pickle.dumps(columns, protocol=pickle.HIGHEST_PROTOCOL))
-            count += len(batch)
-        send(_DONE + str(count).encode())
-    except Exception:
-        send(_FAILED + traceback.format_exc().encode())  # the caller raises it
-        raise SystemExit(1) from None
+        yield from starmap(Record, rows)
     finally:
-        pipe.close()
+        rows.close()  # stops the child when the caller closes early
 
 
-def _drain(process: BaseProcess, pipe: Connection, depth: int) -> Iterator[Record]:
-    chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def offer(message: bytes | None) -> None:
-        while not stop.is_set():
-            with suppress(queue.Full):
-                chunks.put(message, timeout=0.2)
-                return
-
-    def read() -> None:
-        message: bytes | None = None
-        try:
-            while not stop.is_set():
-                message = pipe.recv_bytes()
-                offer(message)
-                if not message.startswith(_RECORDS):
-                    return
-        except BaseException:  # EOF: the child is gone; the consumer reports it
-            pass
-        offer(None)
-
-    reader = threading.Thread(target=read, name="lk-generate-reader", daemon=True)
-    reader.start()
-    received = 0
-    try:
-        while (message := chunks.get()) is not None:
-            tag, body = message[:1], memoryview(message)[1:]
-            if tag == _RECORDS:
-                columns = pickle.loads(body)
-                received += len(columns[0])
-                yield from map(Record, *columns)
-            elif tag == _DONE:
-                if int(bytes(body)) != received:
-                    raise RuntimeError(f"generator sent {bytes(body)} records, {received} arrived")
-                process.join(timeout=10)  # it exits right after its last message
-                return
-            else:
-                raise RuntimeError(f"the workload generator failed:\n{bytes(body).decode()}")
-        process.join(timeout=10)
-        raise RuntimeError(f"the workload generator process died (exit code {process.exitcode})")
-    finally:
-        stop.set()
-        if process.is_alive():  # closed early or failed: stop it
-            process.terminate()
-            process.join(timeout=2)
-            if process.is_alive():  # a SIGTERM handler inherited from the parent ignored it
-                process.kill()
-                process.join(timeout=5)
-        reader.join(timeout=10)
-        pipe.close()
+def _rows_to_send(spec: WorkloadSpec) -> tuple[Iterator[_Row], Callable[[], None]]:
+    """The child's factory: the record fields, and nothing to report at the end."""
+    return _rows(spec), lambda: None
 
 
 def describe(spec: WorkloadSpec) -> str:

@@ -73,11 +73,11 @@ def test_closing_generate_ahead_early_stops_the_child() -> None:
     ahead = generate_ahead(WorkloadSpec(events=200_000), chunk=100)
     assert next(ahead).topic == "catalog"
     ahead.close()
-    assert not [p for p in multiprocessing.active_children() if p.name == "lk-generate"]
+    assert not [p for p in multiprocessing.active_children() if p.name == "lk-ahead"]
 
 
 def test_an_error_in_the_generator_process_is_raised_in_the_caller() -> None:
-    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+    with pytest.raises(ZeroDivisionError):  # the child's own exception, unpickled
         list(generate_ahead(WorkloadSpec(users=0)))
 
 
