@@ -335,7 +335,7 @@ def read_rows(path: Path, fmt: str) -> Iterator[tuple[int, dict[str, Any] | None
             import pyarrow.parquet as pq
         except ImportError:
             raise ReplayError(
-                "Parquet files need pyarrow (a dependency of the platform: run `make setup`)"
+                "Parquet files need pyarrow: pip install 'lambda-kappa-platform[parquet]'"
             ) from None
         number = 0
         for batch in pq.ParquetFile(path).iter_batches(batch_size=16_384):
