@@ -73,7 +73,8 @@ def _kill_at(moment: str, speed: LkProcess, bench: Bench, settings, rng, checkpo
     speed.kill()
     if not checkpoint_ids(checkpoint, "commits"):
         return "first-micro-batch"
-    return f"{moment}: " + (f"micro-batch {min(planned)} in flight" if planned else "between")
+    landed = f"micro-batch {min(planned)} in flight" if planned else "between"
+    return landed if landed == moment else f"aimed {moment}, landed {landed}"
 
 
 def run(bench: Bench, seed: int, kills: int = 1) -> Outcome:
