@@ -1,6 +1,6 @@
 # Two commands for a fresh machine:
 #   make demo   - set everything up, start Kafka, run the end-to-end demo
-#   make test   - set everything up, run the whole test suite (unit + integration)
+#   make test   - set everything up, run the test suite (unit + integration + one chaos pass)
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
