@@ -90,13 +90,40 @@ def machine() -> dict[str, Any]:
     }
 
 
+class ResumeError(ValueError):
+    """``lk chaos --resume`` found results of another pass (seed, runs or workload size)."""
+
+
+def resumed(out: Path, *, seed: int, runs: int, events: int) -> list[Outcome]:
+    """The outcomes an earlier, cut-off ``lk chaos`` left in ``out/chaos.json``.
+
+    Resuming continues the same pass, so its seed, runs and workload size must match
+    what the file says; a missing file resumes nothing.
+    """
+    path = out / "chaos.json"
+    if not path.exists():
+        return []
+    doc = json.loads(path.read_text())
+    wanted = {"seed": seed, "runs": runs, "events": events}
+    found = {key: doc.get(key, events if key == "events" else None) for key in wanted}
+    if found != wanted:
+        raise ResumeError(f"{path} holds a pass with {found}, not {wanted}; choose another --out")
+    return [Outcome(**o) for o in doc["outcomes"]]
+
+
 def write(
-    outcomes: list[Outcome], out: Path, *, seed: int, runs: int, complete: bool = True
+    outcomes: list[Outcome],
+    out: Path,
+    *,
+    seed: int,
+    runs: int,
+    events: int | None = None,
+    complete: bool = True,
 ) -> tuple[Path, Path]:
     """Write ``chaos.json`` (every run) and ``chaos.md`` (the table) into ``out``.
 
     ``lk chaos`` writes after every scenario (``complete=False`` until the last), so a
-    long pass that is cut off still leaves what it saw.
+    long pass that is cut off still leaves what it saw (and ``--resume`` goes on from it).
     """
     out.mkdir(parents=True, exist_ok=True)
     doc = {
@@ -104,6 +131,7 @@ def write(
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seed": seed,
         "runs": runs,
+        "events": events,
         "complete": complete,
         "outcomes_recorded": len(outcomes),
         "machine": machine(),

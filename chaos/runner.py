@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -56,11 +56,13 @@ def run_all(
     runs: int,
     names: list[str] | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
+    done: Container[tuple[str, int]] = (),
 ) -> list[Outcome]:
     """Every scenario ``runs`` times; run ``i`` uses seed ``seed + i``.
 
     A scenario that raises is recorded with its error (and counts as not clean); the
-    pass goes on with the next one.
+    pass goes on with the next one. ``done`` holds (scenario, seed) pairs an earlier,
+    cut-off pass already ran: they are skipped, so a resumed pass draws the same moments.
     """
     chosen = scenarios()
     if names:
@@ -68,6 +70,8 @@ def run_all(
     outcomes = []
     for i in range(runs):
         for name, scenario in chosen.items():
+            if (name, seed + i) in done:
+                continue
             started = time.perf_counter()
             try:
                 outcome = scenario(bench, seed + i)

@@ -25,6 +25,13 @@ def chaos_command(
     workdir: Annotated[
         Path, typer.Option(help="Scratch folder: the harness's broker, tables, child logs.")
     ] = Path(".lk/chaos"),
+    resume: Annotated[
+        bool,
+        typer.Option(
+            help="Go on with the pass whose chaos.json is in OUT (same --runs, --seed, "
+            "--events): the scenario runs it recorded are kept and not run again."
+        ),
+    ] = False,
 ) -> None:
     """Kill the speed layer, batch layer, Kappa reprocess and brokers at random moments.
 
@@ -43,6 +50,13 @@ def chaos_command(
     if unknown:
         console.print(f"[red]unknown scenario(s) {unknown}; known: {list(scenarios())}[/red]")
         raise typer.Exit(2)
+    try:
+        earlier = results.resumed(out, seed=seed, runs=runs, events=events) if resume else []
+    except results.ResumeError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from error
+    if earlier:
+        console.print(f"resuming: {len(earlier)} scenario run(s) already in {out / 'chaos.json'}")
     shutil.rmtree(workdir, ignore_errors=True)
     with (
         Progress(
@@ -54,12 +68,13 @@ def chaos_command(
         ) as progress,
         open_bench(config, workdir, events) as bench,
     ):
-        task = progress.add_task("chaos", total=runs * len(names))
-        seen: list[results.Outcome] = []
+        done = {(o.scenario, o.seed) for o in earlier}
+        task = progress.add_task("chaos", total=runs * len(names), completed=len(done))
+        seen: list[results.Outcome] = list(earlier)
 
         def show(outcome: results.Outcome) -> None:
             seen.append(outcome)
-            results.write(seen, out, seed=seed, runs=runs, complete=False)
+            results.write(seen, out, seed=seed, runs=runs, events=events, complete=False)
             mark = "[green]clean[/green]" if outcome.clean else "[red]NOT CLEAN[/red]"
             progress.console.print(
                 f"{outcome.scenario} seed {outcome.seed}: {mark} "
@@ -68,8 +83,9 @@ def chaos_command(
             )
             progress.advance(task)
 
-        outcomes = run_all(bench, seed, runs, names, on_outcome=show)
-    json_path, md_path = results.write(outcomes, out, seed=seed, runs=runs)
+        run_all(bench, seed, runs, names, on_outcome=show, done=done)
+    outcomes = seen
+    json_path, md_path = results.write(outcomes, out, seed=seed, runs=runs, events=events)
     table = Table(title=f"lk chaos: {runs} run(s), seed {seed}")
     for column in ("scenario", *results.COLUMNS):
         table.add_column(
