@@ -32,7 +32,7 @@ class CompareOptions(BaseModel):
     repeat: int = Field(1, ge=1)
     sustainable: bool = False
     sustainable_rates: tuple[float, ...] = ()
-    sustainable_seconds: float = 60.0
+    sustainable_seconds: float = Field(60.0, gt=0)
     scaling: tuple[int, ...] = ()
     warmup_s: float = Field(
         10.0, ge=0, description="live probes due in the first seconds are discarded"
