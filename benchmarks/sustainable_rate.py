@@ -9,12 +9,11 @@ schedule; a trial whose generator fell behind is invalid, not a result):
 * ``lk`` - ``lk speed`` (Lambda) in a subprocess, with the same knobs.
 
 A trial sends ``rate`` events/s for a warm-up minute and then ``--minutes``; consumer
-lag (log end minus the offsets the contender has processed) is sampled every 5 s after
-the warm-up. A rate is sustainable when the lag grew by less than 1 % of the events
-sent over the measured window (``measure.stats.lag_grows``). The same search for both:
-start at ``--start`` events/s, double while sustainable, halve while not, then bisect
-between the highest sustainable and the lowest unsustainable rate, ``--trials`` trials
-in all.
+lag (log end minus the offsets the contender has processed) is read after each of its
+commits. A rate is sustainable when that lag grew by less than 1 % of the events sent
+over the measured window. The search and the trial are ``measure.sustain``'s, the same
+``lk compare --sustainable`` runs: start at ``--start`` events/s, double while
+sustainable, halve while not, then bisect, ``--trials`` trials in all.
 
 Run: ``python -m benchmarks.sustainable_rate [--minutes 5] [--trials 4] [--start 4000]``.
 """
@@ -27,7 +26,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,16 +39,15 @@ from lambda_arch.epochs import LAMBDA_LANE
 from lk.config import Settings
 from lk.spark import build_session
 from lk.tables import Tables
-from measure.generator import SteadyGenerator, SteadyPlan
+from measure import sustain
+from measure.generator import SteadyPlan
 from measure.machine import broker, machine
-from measure.stats import lag_grows
+from measure.sustain import TrialWindow
 from speed_layer.lane import lane_root
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "sustainable_rate.json"
 WARM_UP_S = 60
-SAMPLE_EVERY_S = 5
-GROWTH_LIMIT = 0.01
 
 Processed = Callable[[], dict[int, int] | None]
 
@@ -108,79 +105,32 @@ CONTENDERS = {"floor": run_floor, "lk": run_lk}
 
 
 def trial(
-    base: Settings, contender: str, rate: int, minutes: float, workdir: Path
+    base: Settings, contender: str, rate: int, window: TrialWindow, workdir: Path
 ) -> dict[str, Any]:
-    """One contender at one rate: the generator runs, the lag is sampled."""
+    """One contender at one rate, on topics of its own (``measure.sustain.trial``)."""
     label = f"{contender}_{rate}"
     settings = tuned(isolated(base, label, workdir))
     ensure_topics(settings)
     here = workdir / label
     here.mkdir(parents=True, exist_ok=True)
-    seconds = WARM_UP_S + minutes * 60
     plan = SteadyPlan(
         settings.kafka.bootstrap_servers,
         settings.kafka.events_topic,
         rate=rate,
-        seconds=seconds,
+        seconds=window.seconds,
         source_args={"seed": rate, "probe_every": 0},
     )
-    samples: list[tuple[float, float]] = []
-    with (
-        CONTENDERS[contender](settings, here) as processed,
-        SteadyGenerator(plan, here) as generator,
-    ):
-        started = time.monotonic()
-        while (elapsed := time.monotonic() - started) < seconds:
-            time.sleep(SAMPLE_EVERY_S)
-            done = processed()
-            if done is None or elapsed < WARM_UP_S:
-                continue
-            ends = end_offsets(settings, settings.kafka.events_topic)
-            samples.append((elapsed, sum(ends.values()) - sum(done.values())))
-        report = generator.wait()
-    measured = rate * (samples[-1][0] - samples[0][0]) if len(samples) > 1 else 0
-    keeps_up = not lag_grows(samples, measured, GROWTH_LIMIT)
-    return {
-        "contender": contender,
-        "rate": rate,
-        "achieved_rate": round(report.achieved_rate),
-        "schedule_lag_seconds": report.schedule_lag,
-        "valid": report.valid,
-        "lag_first": samples[0][1] if samples else None,
-        "lag_last": samples[-1][1] if samples else None,
-        "lag_max": max((v for _, v in samples), default=None),
-        "lag_growth_share_of_input": round((samples[-1][1] - samples[0][1]) / measured, 4)
-        if measured
-        else None,
-        "sustainable": report.valid and keeps_up,
-    }
-
-
-def search(
-    base: Settings, contender: str, args: argparse.Namespace, workdir: Path
-) -> list[dict[str, Any]]:
-    """Double/halve from ``--start``, then bisect; ``--trials`` trials in all."""
-    good, bad, rate, trials = 0, None, args.start, []
-    for _ in range(args.trials):
-        result = trial(base, contender, rate, args.minutes, workdir)
-        trials.append(result)
-        print(json.dumps(result), flush=True)
-        if not result["valid"]:
-            break  # the generator cannot send this fast: no higher rate can be measured
-        if result["sustainable"]:
-            good = max(good, rate)
-        else:
-            bad = rate if bad is None else min(bad, rate)
-        if bad is None:
-            rate *= 2
-        elif good == 0:
-            rate //= 2
-        else:
-            rate = (good + bad) // 2
-        rate = int(round(rate, -2))
-        if rate in {t["rate"] for t in trials}:
-            break
-    return trials
+    with CONTENDERS[contender](settings, here) as processed:
+        result = sustain.trial(
+            plan,
+            window,
+            processed,
+            lambda: end_offsets(settings, settings.kafka.events_topic),
+            here,
+        )
+    result = {"contender": contender, **result}
+    print(json.dumps({k: v for k, v in result.items() if k != "lag_after_commit"}), flush=True)
+    return result
 
 
 def main() -> None:
@@ -197,19 +147,25 @@ def main() -> None:
         workdir = Path(tmp)
         with broker(None, workdir / "kafka") as base:
             info = machine(base)
-            trials = {name: search(base, name, args, workdir) for name in args.contenders}
-    best = {
-        name: max((t["rate"] for t in runs if t["sustainable"]), default=None)
-        for name, runs in trials.items()
-    }
+            window = TrialWindow(warm_up_s=WARM_UP_S, measure_s=args.minutes * 60)
+            searches = {
+                name: sustain.search(
+                    lambda rate, name=name: trial(base, name, rate, window, workdir),
+                    args.start,
+                    args.trials,
+                )
+                for name in args.contenders
+            }
+    best = {name: found["highest_sustainable_rate"] for name, found in searches.items()}
     report: dict[str, Any] = {
         "benchmark": "sustainable_rate",
         "machine": info,
         "order": args.contenders,
         "warm_up_seconds": WARM_UP_S,
         "trial_minutes": args.minutes,
-        "sustainable_means": f"lag grows by less than {GROWTH_LIMIT:.0%} of the input",
-        "trials": trials,
+        "sustainable_means": next(iter(searches.values()))["criterion"],
+        "trials": {name: found["trials"] for name, found in searches.items()},
+        "lowest_failed_rate": {n: f["lowest_failed_rate"] for n, f in searches.items()},
         "highest_sustainable_rate": best,
     }
     if best.get("lk") and best.get("floor"):

@@ -437,14 +437,23 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     }
     if opts.sustainable:
         from compare.sustain import search
+        from measure.sustain import TrialWindow
 
-        rates = list(opts.sustainable_rates) or [opts.rate * f for f in (1, 2, 4, 8)]
-        say("sustainable", message=f"searching the sustainable rate at {rates} events/s")
-        result["sustainable_rate"] = search(
-            spark, platform2, rates, opts.sustainable_seconds, workdir
+        window = TrialWindow(opts.sustainable_warm_up_s, opts.sustainable_seconds)
+        say(
+            "sustainable",
+            message=f"searching the sustainable rate from {opts.sustainable_start:,} events/s, "
+            f"{opts.sustainable_trials} trials of {window.seconds:g} s",
         )
-        best = result["sustainable_rate"]["highest_sustainable_rate"]
-        say("sustainable", message=f"highest sustainable rate: {best} events/s")
+        found = search(
+            spark, platform2, opts.sustainable_start, opts.sustainable_trials, window, workdir
+        )
+        result["sustainable_rate"] = found
+        say(
+            "sustainable",
+            message=f"highest sustainable rate: {found['highest_sustainable_rate']} events/s "
+            f"(lowest that failed: {found['lowest_failed_rate']})",
+        )
     spark.stop()
     return result
 

@@ -31,8 +31,10 @@ class CompareOptions(BaseModel):
     lateness_values: tuple[str, ...] = ("1 minute", "5 minutes", "10 minutes", "30 minutes")
     repeat: int = Field(1, ge=1)
     sustainable: bool = False
-    sustainable_rates: tuple[float, ...] = ()
-    sustainable_seconds: float = Field(60.0, gt=0)
+    sustainable_start: int = Field(2_000, ge=100, description="first rate of the search")
+    sustainable_trials: int = Field(4, ge=1)
+    sustainable_warm_up_s: float = Field(60.0, ge=0)
+    sustainable_seconds: float = Field(120.0, gt=0, description="measured part of a trial")
     scaling: tuple[int, ...] = ()
     warmup_s: float = Field(
         10.0, ge=0, description="live probes due in the first seconds are discarded"

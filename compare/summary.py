@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from compare.options import CompareOptions
@@ -79,6 +79,12 @@ METRICS: list[tuple[str, str, bool, Callable[[dict], float | None]]] = [
         lambda r: _get(r, "complexity", "tables") + _get(r, "complexity", "checkpoints"),
     ),
     ("jobs run", "count", True, lambda r: len(_get(r, "complexity", "jobs_run"))),
+    (
+        "sustainable rate (lag flat)",
+        "events/s",
+        False,
+        lambda r: _get(r, "sustainable_rate", "highest_sustainable_rate"),
+    ),
 ]
 
 
@@ -140,6 +146,21 @@ def lines_of_code(runs: Sequence[dict]) -> dict[str, Any]:
     }
 
 
+def _sustained(runs: Iterable[dict]) -> dict[str, Any]:
+    """Medians of the highest rate that held and the lowest that failed, over the seeds."""
+    found = [r["sustainable_rate"] for r in runs]
+    return {
+        "highest": median_spread(
+            [f["highest_sustainable_rate"] for f in found if f["highest_sustainable_rate"]]
+        ),
+        "lowest_failed": median_spread(
+            [f["lowest_failed_rate"] for f in found if f.get("lowest_failed_rate")]
+        ),
+        "seeds": len(found),
+        "seeds_where_none_held": sum(1 for f in found if not f["highest_sustainable_rate"]),
+    }
+
+
 def growth(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """How time grows with history: the exponent k of ``seconds ~ events^k`` (log-log fit)."""
     import math
@@ -197,16 +218,7 @@ def assemble(runs: list[dict], opts: CompareOptions, info: dict[str, Any]) -> di
     if rates:
         results["sustainable_rate"] = {
             "measured": True,
-            "per_design": {
-                d: median_spread(
-                    [
-                        r["sustainable_rate"]["highest_sustainable_rate"] or 0
-                        for r in runs
-                        if r["design"] == d
-                    ]
-                )
-                for d in rates
-            },
+            "per_design": {d: _sustained(r for r in runs if r["design"] == d) for d in rates},
             "criterion": next(iter(rates.values()))["criterion"],
         }
     results["verdict"] = verdict(results)

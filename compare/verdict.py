@@ -89,11 +89,20 @@ def verdict(results: dict[str, Any]) -> list[str]:
     if sustained.get("measured"):
         per = sustained["per_design"]
         lines.append(
-            "Sustainable rate: "
-            + "; ".join(f"{d} {per[d]['median']:g} events/s" for d in (a, b) if d in per)
-            + " (highest rate tried whose lag stayed flat; not searched beyond it)."
+            "Sustainable rate (the highest rate whose lag stayed flat): "
+            + "; ".join(sustained_phrase(d, per[d]) for d in (a, b) if d in per)
+            + "."
         )
     return lines
+
+
+def sustained_phrase(design: str, found: dict[str, Any]) -> str:
+    """``kappa 4,000 events/s (8,000 failed)``, or that no rate tried held."""
+    held, failed = found["highest"], found["lowest_failed"]
+    failed_text = f"{failed['median']:,.0f} failed" if failed else "no rate tried failed"
+    if not held:
+        return f"{design}: none of the rates tried held ({failed_text})"
+    return f"{design} {held['median']:,.0f} events/s ({failed_text})"
 
 
 def scaling_sentences(scaling: dict[str, Any]) -> list[str]:

@@ -57,6 +57,7 @@ class TreeSampler:
         self.interval = interval
         self.exclude_cmdline = exclude_cmdline
         self.usage = TreeUsage()
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lk-tree-sampler", daemon=True)
 
@@ -67,8 +68,18 @@ class TreeSampler:
         except psutil.NoSuchProcess:
             return []
 
+    def snapshot(self) -> dict[str, Any]:
+        """A fresh sample, then the figures so far (``TreeUsage.as_dict``)."""
+        self.sample()
+        with self._lock:
+            return self.usage.as_dict()
+
     def sample(self) -> None:
         """One sample of every live process of the tree."""
+        with self._lock:
+            self._sample()
+
+    def _sample(self) -> None:
         total = 0
         for proc in self._tree():
             try:

@@ -26,22 +26,6 @@ def _change(values: list[str]) -> dict[str, Any]:
     return pairs
 
 
-def _rates(text: str | None) -> tuple[float, ...]:
-    if not text:
-        return ()
-    try:
-        rates = tuple(float(r) for r in text.split(","))
-    except ValueError as error:
-        raise typer.BadParameter(
-            f"--sustainable-rates wants numbers like 1000,2000, got {text!r}"
-        ) from error
-    if list(rates) != sorted(rates) or min(rates) <= 0:
-        raise typer.BadParameter(
-            f"--sustainable-rates must be positive and ascending, got {text!r}"
-        )
-    return rates
-
-
 def compare_command(
     out: Annotated[Path, Opt(help="Folder for results.json, report.html, summary.md.")],
     events: Annotated[int, Opt(help="History: events in the log before the live phase.")] = 20_000,
@@ -54,16 +38,13 @@ def compare_command(
     repeat: Annotated[int, Opt(help="Seeds to run; medians and spreads are reported.")] = 1,
     late_fraction: Annotated[float, Opt(help="Share of late events.")] = 0.02,
     sustainable: Annotated[bool, Opt(help="Also search each design's sustainable rate.")] = False,
-    sustainable_rates: Annotated[
-        str | None,
-        Opt(
-            help="Rates of the sustainable search, ascending, e.g. 1000,2000,4000 "
-            "(default: the live rate x 1, 2, 4, 8)."
-        ),
-    ] = None,
+    sustainable_start: Annotated[
+        int, Opt(min=100, help="First rate of the sustainable search (doubles, halves, bisects).")
+    ] = 2_000,
+    sustainable_trials: Annotated[int, Opt(min=1, help="Trials of the sustainable search.")] = 4,
     sustainable_seconds: Annotated[
-        float, Opt(help="Length of each sustainable-rate trial (its first third is warm-up).")
-    ] = 60.0,
+        float, Opt(min=1, help="Measured seconds of each trial, after a 60 s warm-up.")
+    ] = 120.0,
     scaling: Annotated[
         str | None, Opt(help="History lengths for time to serve new logic, e.g. 250000,500000.")
     ] = None,
@@ -89,7 +70,8 @@ def compare_command(
         repeat=repeat,
         late_fraction=late_fraction,
         sustainable=sustainable,
-        sustainable_rates=_rates(sustainable_rates),
+        sustainable_start=sustainable_start,
+        sustainable_trials=sustainable_trials,
         sustainable_seconds=sustainable_seconds,
         scaling=tuple(int(n) for n in scaling.split(",")) if scaling else (),
         order=(first, "kappa" if first == "lambda" else "lambda"),

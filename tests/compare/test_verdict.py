@@ -62,3 +62,23 @@ def test_late_data_conclusion_follows_the_numbers() -> None:
 def test_an_invalid_run_says_so_first() -> None:
     results = {"designs": ["lambda", "kappa"], "valid": False, "table": [], "late_data": {}}
     assert verdict(results)[0].startswith("INVALID RUN")
+
+
+def test_the_sustainable_rate_sentence_names_what_held_and_what_failed() -> None:
+    results = {
+        "designs": ["lambda", "kappa"],
+        "valid": True,
+        "table": [],
+        "late_data": {},
+        "sustainable_rate": {
+            "measured": True,
+            "per_design": {
+                "lambda": {"highest": None, "lowest_failed": stat(2000)},
+                "kappa": {"highest": stat(4000), "lowest_failed": stat(8000)},
+            },
+        },
+    }
+    assert verdict(results)[-1] == (
+        "Sustainable rate (the highest rate whose lag stayed flat): "
+        "lambda: none of the rates tried held (2,000 failed); kappa 4,000 events/s (8,000 failed)."
+    )
