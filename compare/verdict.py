@@ -97,9 +97,22 @@ def verdict(results: dict[str, Any]) -> list[str]:
 
 
 def sustained_phrase(design: str, found: dict[str, Any]) -> str:
-    """``kappa 4,000 events/s (8,000 failed)``, or that no rate tried held."""
+    """``kappa 4,000 events/s (8,000 failed)``, or that no rate tried held.
+
+    A rate the generator could not send on schedule is the machine's limit, not a
+    failure of the design, and is named as such.
+    """
     held, failed = found["highest"], found["lowest_failed"]
-    failed_text = f"{failed['median']:,.0f} failed" if failed else "no rate tried failed"
+    behind = found.get("generator_fell_behind_at")
+    if failed:
+        failed_text = f"{failed['median']:,.0f} failed"
+    elif behind:
+        failed_text = (
+            f"at {behind['median']:,.0f} the generator fell behind: the machine's limit, "
+            "not the design's"
+        )
+    else:
+        failed_text = "no rate tried failed"
     if not held:
         return f"{design}: none of the rates tried held ({failed_text})"
     return f"{design} {held['median']:,.0f} events/s ({failed_text})"

@@ -82,3 +82,13 @@ def test_the_sustainable_rate_sentence_names_what_held_and_what_failed() -> None
         "Sustainable rate (the highest rate whose lag stayed flat): "
         "lambda: none of the rates tried held (2,000 failed); kappa 4,000 events/s (8,000 failed)."
     )
+
+
+def test_a_rate_the_generator_could_not_send_is_the_machines_limit() -> None:
+    from compare.verdict import sustained_phrase
+
+    found = {"highest": stat(4000), "lowest_failed": None, "generator_fell_behind_at": stat(8000)}
+    assert sustained_phrase("lambda", found) == (
+        "lambda 4,000 events/s (at 8,000 the generator fell behind: the machine's limit, "
+        "not the design's)"
+    )

@@ -45,6 +45,8 @@ def test_the_search_halves_when_the_start_fails_and_stops_on_a_late_generator() 
     found = search(trial, 2_000, 4)
     assert [t["rate"] for t in found["trials"]] == [2_000, 1_000, 500, 200]
     assert found["highest_sustainable_rate"] is None
+    assert found["lowest_failed_rate"] == 200
+    assert found["generator_fell_behind_at"] is None
     assert search(trial, 4_000, 4)["trials"] == [
         {"rate": 4_000, "valid": False, "sustainable": False}
     ]
