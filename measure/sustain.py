@@ -128,13 +128,14 @@ def search(run_trial: Callable[[int], dict[str, Any]], start: int, trials: int) 
         rate = int(round(rate, -2))
         if rate <= 0 or rate in {t["rate"] for t in done}:
             break
-    failed = [t["rate"] for t in done if not t["sustainable"]]
+    failed = [t["rate"] for t in done if t["valid"] and not t["sustainable"]]
     return {
         "measured": True,
         "highest_sustainable_rate": max(
             (t["rate"] for t in done if t["sustainable"]), default=None
         ),
         "lowest_failed_rate": min(failed, default=None),
+        "generator_fell_behind_at": next((t["rate"] for t in done if not t["valid"]), None),
         "criterion": f"lag after each commit grows by less than {GROWTH_LIMIT:.0%} of the input "
         "over the measured window, after a warm-up",
         "trials": done,
