@@ -150,6 +150,8 @@ def figures(results: dict[str, Any]) -> list[tuple[str, str]]:
             )
     bars.update_layout(barmode="group")
     out.append(("Cost and time to serve new logic (medians)", bars))
+    if results["sustainable_rate"].get("measured"):
+        out.append(("Sustainable rate: consumer lag after each commit, per trial", _lag(runs)))
     if results["scaling"].get("measured"):
         scale = go.Figure()
         for design, points in results["scaling"]["points"].items():
@@ -165,6 +167,26 @@ def figures(results: dict[str, Any]) -> list[tuple[str, str]]:
         (title, fig.to_html(full_html=False, include_plotlyjs=False, default_height=380))
         for title, fig in out
     ]
+
+
+def _lag(runs: list[dict[str, Any]]) -> go.Figure:
+    """Lag after each commit in every trial: flat lines held, rising ones did not."""
+    fig = go.Figure()
+    for run in runs:
+        for t in run.get("sustainable_rate", {}).get("trials", []):
+            points = t.get("lag_after_commit") or []
+            verdict = "held" if t["sustainable"] else "failed" if t["valid"] else "generator behind"
+            fig.add_scatter(
+                x=[p[0] for p in points],
+                y=[p[1] for p in points],
+                name=f"{run['design']} {t['rate']:,} ev/s: {verdict}",
+                line={
+                    "color": COLORS.get(run["design"]),
+                    "dash": None if t["sustainable"] else "dot",
+                },
+            )
+    fig.update_layout(xaxis_title="s into the trial", yaxis_title="events behind the log end")
+    return fig
 
 
 def html(results: dict[str, Any]) -> str:

@@ -83,3 +83,17 @@ def test_report_plots_render_in_headless_chromium(tmp_path: Path) -> None:
     assert found["plots"] == 4  # freshness, windows, late data, cost
     assert found["drawn"] == 4  # each has drawn points or bars, not empty axes
     assert found["bytes"] > 30_000
+
+
+@pytest.mark.integration
+def test_a_measured_sustainable_rate_gets_its_lag_plot(tmp_path: Path) -> None:
+    figures = results()
+    lag = [[60.0 + 10 * i, 5_000.0 + 100 * (i % 2)] for i in range(8)]
+    trials = [{"rate": 2_000, "valid": True, "sustainable": True, "lag_after_commit": lag}]
+    for run in figures["runs"]:
+        run["sustainable_rate"] = {"measured": True, "trials": trials}
+    figures["sustainable_rate"] = {"measured": True}
+    paths = write_reports(figures, tmp_path)
+    assert r"lambda 2,000 ev\u002fs: held" in paths["html"].read_text()  # JSON escapes "/"
+    found = screenshot(paths["html"], tmp_path / "report.png")
+    assert (found["plots"], found["drawn"]) == (5, 5)
