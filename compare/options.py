@@ -34,7 +34,7 @@ class CompareOptions(BaseModel):
     sustainable_start: int = Field(2_000, ge=100, description="first rate of the search")
     sustainable_trials: int = Field(4, ge=1)
     sustainable_warm_up_s: float = Field(60.0, ge=0)
-    sustainable_seconds: float = Field(120.0, gt=0, description="measured part of a trial")
+    sustainable_seconds: float = Field(300.0, gt=0, description="measured part of a trial")
     scaling: tuple[int, ...] = ()
     warmup_s: float = Field(
         10.0, ge=0, description="live probes due in the first seconds are discarded"

@@ -44,7 +44,7 @@ def compare_command(
     sustainable_trials: Annotated[int, Opt(min=1, help="Trials of the sustainable search.")] = 4,
     sustainable_seconds: Annotated[
         float, Opt(min=1, help="Measured seconds of each trial, after a 60 s warm-up.")
-    ] = 120.0,
+    ] = 300.0,
     scaling: Annotated[
         str | None, Opt(help="History lengths for time to serve new logic, e.g. 250000,500000.")
     ] = None,
