@@ -20,6 +20,7 @@ from chaos.bench import Bench, rng_for
 from chaos.procs import LkProcess, wait_for
 from chaos.results import Outcome
 from infra.local import free_ports
+from measure.stats import percentile
 
 NAME = "api_bad_queries"
 P99_BUDGET_MS = 50.0
@@ -105,7 +106,7 @@ def run(bench: Bench, seed: int, requests: int = 3_000) -> Outcome:
         server.kill()
     results = first + rest
     good_ms = sorted(ms for ok, _, ms, _ in rest if ok)
-    p99 = good_ms[int(0.99 * (len(good_ms) - 1))] if good_ms else float("nan")
+    p99 = percentile(good_ms, 0.99) if good_ms else float("nan")
     five = [(s, u) for _, s, _, u in results if s >= 500]
     wrong_good = [(s, u) for ok, s, _, u in results if ok and s != 200]
     accepted_bad = [
