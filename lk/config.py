@@ -119,6 +119,11 @@ class SparkSettings(_Section):
     shuffle_partitions: int = Field(4, ge=1)
     driver_memory: str = "2g"
     jars_dir: Path = Path(".lk/jars/spark")
+    class_archive_dir: Path | None = Field(
+        Path(".lk/cds"),
+        description="where `lk infra fetch` keeps the driver JVM's class archive "
+        "(faster starts); None: never build or use one",
+    )
     log_dir: Path = Field(
         Path(".lk/logs"), description="where each driver JVM's console output goes"
     )

@@ -17,6 +17,7 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from infra.jars import spark_jars
+from lk.class_archive import archive_path
 from lk.config import Settings
 
 # Python-side timestamps (``collect()``, ``toPandas()``) follow the process time zone;
@@ -25,7 +26,23 @@ os.environ["TZ"] = "UTC"
 time.tzset()
 
 
-def session_conf(settings: Settings) -> dict[str, str]:
+def driver_java_options(settings: Settings, dump_classes_to: Path | None = None) -> str:
+    """The driver JVM's flags: UTC, a deep stack, JVM warnings on stderr, the class archive.
+
+    -Xss: Spark builds messages from long plan strings with regexes on stop; the default
+    1 MiB thread stack overflows on them. -Xlog: the JVM's own warnings go to stderr (the
+    session's log file, :func:`jvm_log`), never to a command's stdout. The class archive
+    (:mod:`lk.class_archive`) is used when one matches these jars and this Java.
+    """
+    options = ["-Duser.timezone=UTC", "-Xss16m", "-Xlog:disable", "-Xlog:all=warning:stderr"]
+    if dump_classes_to is not None:
+        options.append(f"-XX:ArchiveClassesAtExit={dump_classes_to}")
+    elif (archive := archive_path(settings)) is not None and archive.exists():
+        options.append(f"-XX:SharedArchiveFile={archive}")
+    return " ".join(options)
+
+
+def session_conf(settings: Settings, dump_classes_to: Path | None = None) -> dict[str, str]:
     """Every ``spark.*`` setting the factory applies, user settings last (they win)."""
     spark = settings.spark
     conf = {
@@ -33,9 +50,7 @@ def session_conf(settings: Settings) -> dict[str, str]:
         "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
         "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
         "spark.sql.session.timeZone": "UTC",
-        # -Xss: Spark builds messages from long plan strings with regexes on stop;
-        # the default 1 MiB thread stack overflows on them.
-        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC -Xss16m",
+        "spark.driver.extraJavaOptions": driver_java_options(settings, dump_classes_to),
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.sql.shuffle.partitions": str(spark.shuffle_partitions),
         "spark.default.parallelism": str(spark.shuffle_partitions),
@@ -86,16 +101,20 @@ def jvm_log(settings: Settings, app_name: str) -> Path:
     return settings.spark.log_dir.resolve() / f"{app_name}.log"
 
 
-def build_session(settings: Settings, app_name: str | None = None) -> SparkSession:
+def build_session(
+    settings: Settings, app_name: str | None = None, dump_classes_to: Path | None = None
+) -> SparkSession:
     """Build (or return the running) SparkSession for these settings.
 
     A new driver JVM writes its console output to :func:`jvm_log`, not the terminal.
+    ``dump_classes_to``: the JVM writes a class archive there when it exits (only
+    :mod:`lk.class_archive` asks for one).
     """
     name = app_name or settings.spark.app_name
     if settings.spark.master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.master(settings.spark.master).appName(name)
-    for key, value in session_conf(settings).items():
+    for key, value in session_conf(settings, dump_classes_to).items():
         builder = builder.config(key, value)
     if SparkContext._active_spark_context is None:
         with _stderr_to(jvm_log(settings, name)):

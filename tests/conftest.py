@@ -21,6 +21,7 @@ def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         spark={
             "shuffle_partitions": 2,
             "jars_dir": str(REPO / ".lk/jars/spark"),
+            "class_archive_dir": str(REPO / ".lk/cds"),
             "log_dir": str(root / "logs"),
             "conf": {"spark.sql.streaming.minBatchesToRetain": "5"},
         },
