@@ -24,6 +24,8 @@ from pathlib import Path
 from infra.jars import spark_jars
 from lk.config import Settings
 
+BUILD_TIMEOUT_S = 900
+
 
 def _java() -> Path | None:
     home = os.environ.get("JAVA_HOME")
@@ -68,12 +70,17 @@ def build(settings: Settings) -> tuple[Path, float]:
     with tempfile.TemporaryDirectory(prefix="lk-cds-") as tmp:
         partial = target.with_suffix(f".{os.getpid()}.partial")
         env = {**os.environ, "LK_SPARK__CONF": "{}"}
-        done = subprocess.run(
-            [sys.executable, "-m", "lk.class_archive", str(partial), tmp],
-            env=env,
-            capture_output=True,
-            text=True,
-        )
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "lk.class_archive", str(partial), tmp],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=BUILD_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired as error:
+            partial.unlink(missing_ok=True)
+            raise RuntimeError(f"the archive job took over {BUILD_TIMEOUT_S} s") from error
         if not partial.exists():
             tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
             raise RuntimeError(f"the JVM wrote no class archive (exit {done.returncode}):\n{tail}")
