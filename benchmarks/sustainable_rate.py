@@ -26,7 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -42,14 +42,12 @@ from lk.tables import Tables
 from measure import sustain
 from measure.generator import SteadyPlan
 from measure.machine import broker, machine
-from measure.sustain import TrialWindow
+from measure.sustain import Processed, TrialWindow
 from speed_layer.lane import lane_root
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "sustainable_rate.json"
 WARM_UP_S = 60
-
-Processed = Callable[[], dict[int, int] | None]
 
 
 def lk_processed(settings: Settings) -> dict[int, int] | None:

@@ -105,7 +105,7 @@ def resumed(out: Path, *, seed: int, runs: int, events: int) -> list[Outcome]:
         return []
     doc = json.loads(path.read_text())
     wanted = {"seed": seed, "runs": runs, "events": events}
-    found = {key: doc.get(key, events if key == "events" else None) for key in wanted}
+    found = {key: doc.get(key) for key in wanted}
     if found != wanted:
         raise ResumeError(f"{path} holds a pass with {found}, not {wanted}; choose another --out")
     return [Outcome(**o) for o in doc["outcomes"]]

@@ -159,8 +159,6 @@ def _sustained(runs: Iterable[dict]) -> dict[str, Any]:
         "generator_fell_behind_at": median_spread(
             [f["generator_fell_behind_at"] for f in found if f.get("generator_fell_behind_at")]
         ),
-        "seeds": len(found),
-        "seeds_where_none_held": sum(1 for f in found if not f["highest_sustainable_rate"]),
     }
 
 

@@ -84,7 +84,7 @@ def chaos_command(
             progress.advance(task)
 
         run_all(bench, seed, runs, names, on_outcome=show, done=done)
-    outcomes = seen
+    outcomes = seen  # the resumed runs and this run's, in order
     json_path, md_path = results.write(outcomes, out, seed=seed, runs=runs, events=events)
     table = Table(title=f"lk chaos: {runs} run(s), seed {seed}")
     for column in ("scenario", *results.COLUMNS):
