@@ -313,11 +313,13 @@ def kappa_caught_up(preflight: dict[str, Any], built: dict[str, Any]) -> bool:
     settings = load_settings()
     version = built["version"]
     target = {int(p): o for p, o in preflight["target"].items()}
+    name = KAPPA_BUILD.format(version=version)
+    # Liveness first: a replay that reaches the target writes its metrics, then exits.
+    gone = detached.running(settings, name) is None
     reached = _metrics_offsets(settings, version) or {}
     done = all(reached.get(p, 0) >= o for p, o in target.items() if o > 0)
-    name = KAPPA_BUILD.format(version=version)
     log.info("v%s reached %s of %s", version, reached, target)
-    if not done and detached.running(settings, name) is None:
+    if not done and gone:
         tail = detached.output_tail(settings, name)
         raise RuntimeError(f"the replay of v{version} exited early:\n{tail}")
     return done

@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -171,6 +171,46 @@ def _is_restart_metrics_bug(error: BaseException) -> bool:
     )
 
 
+@dataclass
+class _Tally:
+    """Counts a lane's micro-batches and saves each one's metrics once (``_metrics.json``)."""
+
+    spark: SparkSession
+    lane: Lane
+    on_progress: Progress | None
+    batches: int = 0
+    rows: int = 0
+    last_id: int | None = None
+    recent: list[int] = field(default_factory=list)
+
+    def record(self, query: StreamingQuery) -> None:
+        metrics = query_metrics(query)
+        if not metrics or metrics["batch_id"] == self.last_id:
+            return
+        self.recent = [*self.recent, metrics["batch_duration_ms"]][-RECENT:]
+        write_metrics(self.spark, self.lane, {**metrics, "recent_batch_ms": self.recent})
+        self.last_id = metrics["batch_id"]
+        self.batches += 1
+        self.rows += metrics["input_rows"] or 0
+        if self.on_progress:
+            self.on_progress(metrics)
+
+
+def _await_progress(query: StreamingQuery, batch_id: int | None, timeout_s: float = 30.0) -> None:
+    """Wait until the query has reported micro-batch ``batch_id``'s progress.
+
+    Spark commits a micro-batch before it reports its progress. A lane that stopped as
+    soon as the checkpoint reached the target would leave ``_metrics.json`` one
+    micro-batch short, and the Kappa DAG's sensor, which reads that file, would see a
+    replay that exited before the target.
+    """
+    deadline = time.monotonic() + timeout_s
+    while batch_id is not None and time.monotonic() < deadline:
+        last = query.lastProgress
+        if (last and last.get("batchId", -1) >= batch_id) or query.awaitTermination(0.1):
+            return
+
+
 def run_lane(
     spark: SparkSession,
     settings: Settings,
@@ -192,10 +232,9 @@ def run_lane(
     started = time.perf_counter()
     check_views(spark, registry, settings)
     target = end_offsets(settings, settings.kafka.events_topic) if until_caught_up else {}
-    batches, rows, last_id = 0, 0, None
-    recent: list[int] = []
+    tally = _Tally(spark, lane, on_progress)
     for attempt in range(restarts + 1):
-        lane = recover(spark, lane)
+        lane = tally.lane = recover(spark, lane)
         check_retained(spark, settings, lane)
         processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
         processor.follow_epoch()
@@ -204,17 +243,11 @@ def run_lane(
             while query.isActive:
                 query.awaitTermination(poll_s)
                 processor.follow_epoch()
-                metrics = query_metrics(query)
-                if metrics and metrics["batch_id"] != last_id:
-                    recent = [*recent, metrics["batch_duration_ms"]][-RECENT:]
-                    write_metrics(spark, lane, {**metrics, "recent_batch_ms": recent})
-                    last_id = metrics["batch_id"]
-                    batches += 1
-                    rows += metrics["input_rows"] or 0
-                    if on_progress:
-                        on_progress(metrics)
+                tally.record(query)
                 if until_caught_up and caught_up(spark, lane, target):
                     log.info("lane %s caught up with %s", lane.name, target)
+                    _await_progress(query, last_committed(spark, lane))
+                    tally.record(query)
                     break
             else:
                 log.info("lane %s: the query ended by itself", lane.name)
@@ -237,7 +270,7 @@ def run_lane(
                 query.stop()
     return LaneRun(
         lane=lane.name,
-        micro_batches=batches,
-        input_rows=rows,
+        micro_batches=tally.batches,
+        input_rows=tally.rows,
         seconds=time.perf_counter() - started,
     )
