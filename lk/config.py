@@ -128,6 +128,10 @@ class SparkSettings(_Section):
         Path(".lk/logs"), description="where each driver JVM's console output goes"
     )
     ui_enabled: bool = False
+    driver_java_options: list[str] = Field(
+        default_factory=list,
+        description="extra driver JVM flags (JIT, GC), after the platform's own",
+    )
     conf: dict[str, str] = Field(default_factory=dict)
 
 

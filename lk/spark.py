@@ -27,19 +27,20 @@ time.tzset()
 
 
 def driver_java_options(settings: Settings, dump_classes_to: Path | None = None) -> str:
-    """The driver JVM's flags: UTC, a deep stack, JVM warnings on stderr, the class archive.
+    """The driver JVM's flags: the platform's own, then ``spark.driver_java_options``.
 
-    -Xss: Spark builds messages from long plan strings with regexes on stop; the default
-    1 MiB thread stack overflows on them. -Xlog: the JVM's own warnings go to stderr (the
-    session's log file, :func:`jvm_log`), never to a command's stdout. The class archive
-    (:mod:`lk.class_archive`) is used when one matches these jars and this Java.
+    The platform's own are UTC; -Xss16m, as Spark builds messages from long plan strings
+    with regexes on stop and the default 1 MiB thread stack overflows on them; -Xlog, so
+    the JVM's warnings go to stderr (the session's log file, :func:`jvm_log`), never to
+    a command's stdout; and the class archive (:mod:`lk.class_archive`) when one matches
+    these jars and this Java.
     """
     options = ["-Duser.timezone=UTC", "-Xss16m", "-Xlog:disable", "-Xlog:all=warning:stderr"]
     if dump_classes_to is not None:
         options.append(f"-XX:ArchiveClassesAtExit={dump_classes_to}")
     elif (archive := archive_path(settings)) is not None and archive.exists():
         options.append(f"-XX:SharedArchiveFile={archive}")
-    return " ".join(options)
+    return " ".join([*options, *settings.spark.driver_java_options])
 
 
 def session_conf(settings: Settings, dump_classes_to: Path | None = None) -> dict[str, str]:

@@ -43,6 +43,16 @@ def test_dumping_and_disabling(tmp_path: Path) -> None:
     assert "-Xlog:all=warning:stderr" in options  # JVM warnings never reach stdout
 
 
+@pytest.mark.unit
+def test_the_users_jvm_flags_come_after_the_platforms_own(tmp_path: Path) -> None:
+    settings = load_settings(
+        spark={"class_archive_dir": None, "driver_java_options": ["-XX:TieredStopAtLevel=1"]}
+    )
+    options = driver_java_options(settings).split()
+    assert options[0] == "-Duser.timezone=UTC"
+    assert options[-1] == "-XX:TieredStopAtLevel=1"
+
+
 @pytest.mark.integration
 def test_the_test_session_started_from_the_archive_setup_built(spark, base_settings) -> None:
     archive = archive_path(base_settings)
