@@ -244,6 +244,12 @@ class ServingSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     refresh_interval: Duration = timedelta(seconds=2)
+    idle_after: Duration = Field(
+        timedelta(minutes=10),
+        description="a view nobody asked for in this long is not reloaded as its table "
+        "moves (a reload is a Spark job beside the lane's); the next request for it waits "
+        "for one reload",
+    )
 
 
 class QualitySettings(_Section):

@@ -8,7 +8,9 @@ Endpoints:
 * ``GET /views``: every registered view with its key, columns and served version.
 * ``GET /views/{name}?<column>=<value>&limit=N``: rows whose columns equal the given
   values (each parsed to its column's type), in the view's order. Unknown view: 404;
-  unknown column or a value that is not of the column's type: 400.
+  unknown column or a value that is not of the column's type: 400. A view nobody asked
+  for in ``serving.idle_after`` is reloaded first (the request waits; 503 if that takes
+  over a minute).
 
 Rows are JSON objects with timestamps as ISO-8601 UTC strings ending in ``Z`` and
 decimals as numbers. View responses carry ``X-Table-Version``, ``X-Refreshed-At``
@@ -25,13 +27,15 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from serving_layer.refresh import Refresher, ServedState
 from serving_layer.snapshot import FilterValueError, ViewSnapshot, render
 from views.registry import UnknownViewError
 
-_HEALTH_FIELDS = ("served", "version", "rows", "refreshed_at", "reason")
+_HEALTH_FIELDS = ("served", "version", "rows", "refreshed_at", "behind", "reason")
+RELOAD_WAIT_S = 60.0  # how long a request for an idle view waits for its reload
 
 
 def _json(body: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -56,6 +60,7 @@ def _view_info(state: ServedState, name: str, key: tuple[str, ...]) -> dict[str,
         "rows": None if snap is None else len(snap),
         "refreshed_at": None if snap is None else _time(snap.refreshed_at),
         "served": snap is not None,
+        "behind": name in state.behind,
         "reason": state.missing.get(name) if snap is None else None,
     }
 
@@ -146,7 +151,11 @@ def create_app(refresher: Refresher) -> FastAPI:
             views.get(name)
         except UnknownViewError as err:
             raise HTTPException(404, err.args[0]) from None
-        state = refresher.state
+        state = refresher.ask(name)
+        if name in state.behind:  # idle until now: wait for its reload, off the event loop
+            state = await run_in_threadpool(refresher.wait_reloaded, name, RELOAD_WAIT_S)
+            if name in state.behind:
+                raise HTTPException(503, f"view {name!r} is being reloaded; ask again")
         snap = state.views.get(name)
         if snap is None:
             reason = state.missing.get(name) or state.error or "the view is not loaded yet"

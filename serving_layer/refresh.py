@@ -8,12 +8,19 @@ the version of every served view table and reloads a view only when its table or
 version changed, through the one presentation code path: ``view.serve(state)`` on
 the SparkSession the process built once. Requests never touch Spark; they read the
 last published :class:`ServedState`.
+
+A view nobody asked for in ``serving.idle_after`` is not reloaded when its table moves:
+each reload is a Spark job on the same cores as the lane that moved it, and a lane
+commits all its views at once. Such a view is listed ``behind``; the request that finds
+it so wakes the refresher and waits for its reload, so no request is answered from rows
+older than the table the refresher had already seen.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -48,6 +55,8 @@ class ServedState:
         missing: name -> why a registered view is not served.
         checked_at: when the refresher last confirmed the snapshots are current.
         error: the last refresh failure or not-ready reason, if any.
+        behind: views whose table moved past their snapshot, left so because nobody
+            asked for them lately (the next request waits for a reload).
     """
 
     mode: str
@@ -56,6 +65,7 @@ class ServedState:
     missing: dict[str, str] = field(default_factory=dict)
     checked_at: datetime | None = None
     error: str | None = None
+    behind: frozenset[str] = frozenset()
 
     @property
     def ready(self) -> bool:
@@ -129,7 +139,11 @@ class Refresher:
         self._pointer_versions: tuple[int | None, ...] | None = None
         self._source: ServingSource | None = None
         self._not_ready: ViewNotReadyError | None = None
+        self.idle_after = settings.serving.idle_after.total_seconds()
+        self._asked: dict[str, float] = {}
         self._state = ServedState(mode=settings.mode)
+        self._published = threading.Condition()
+        self._wake = threading.Event()
         self._stop = threading.Event()
         self._loaded = threading.Event()
         self._refresh_lock = threading.Lock()
@@ -139,6 +153,30 @@ class Refresher:
     def state(self) -> ServedState:
         """The snapshots served right now (one consistent object)."""
         return self._state
+
+    def ask(self, name: str) -> ServedState:
+        """The state a request for view ``name`` is answered from; keeps ``name`` reloaded."""
+        self._asked[name] = time.monotonic()
+        return self._state
+
+    def wait_reloaded(self, name: str, timeout: float) -> ServedState:
+        """Wake the refresher and wait (up to ``timeout`` s) until ``name`` is not behind."""
+        self.ask(name)
+        self._wake.set()
+        deadline = time.monotonic() + timeout
+        with self._published:
+            while name in self._state.behind and (left := deadline - time.monotonic()) > 0:
+                self._published.wait(left)
+        return self._state
+
+    def _idle(self, name: str) -> bool:
+        asked = self._asked.get(name)
+        return asked is None or time.monotonic() - asked > self.idle_after
+
+    def _publish(self, state: ServedState) -> None:
+        with self._published:
+            self._state = state
+            self._published.notify_all()
 
     @property
     def spark(self) -> SparkSession:
@@ -172,7 +210,7 @@ class Refresher:
         return self._source
 
     def refresh(self) -> bool:
-        """One check; reload the views whose table or version changed.
+        """One check; reload the views whose table or version changed (idle ones wait).
 
         Returns:
             Whether any snapshot was (re)loaded.
@@ -185,11 +223,12 @@ class Refresher:
             try:
                 source = self._current_source()
             except ViewNotReadyError as err:
-                self._state = replace(self._state, error=str(err), checked_at=now())
+                self._publish(replace(self._state, error=str(err), checked_at=now()))
                 return False
             current = self._state.views
             views: dict[str, ViewSnapshot] = {}
             missing: dict[str, str] = {}
+            behind: set[str] = set()
             changed = current.keys() - {v.name for v in self.registry}
             for view in self.registry:
                 table = source.tables.get(view.name)
@@ -199,18 +238,24 @@ class Refresher:
                     changed |= {view.name} & current.keys()
                     continue
                 old = current.get(view.name)
-                if old is not None and old.table == table and old.version == version:
-                    views[view.name] = old
-                    continue
+                if old is not None and old.table == table:
+                    if old.version != version and self._idle(view.name):
+                        behind.add(view.name)
+                    if old.version == version or view.name in behind:
+                        views[view.name] = old
+                        continue
                 views[view.name] = load_snapshot(self.spark, view, table, version)
                 changed.add(view.name)
                 log.info("serving %s at version %s of %s", view.name, version, table)
-            self._state = ServedState(
-                mode=self.settings.mode,
-                source=source.description,
-                views=views,
-                missing=missing,
-                checked_at=now(),
+            self._publish(
+                ServedState(
+                    mode=self.settings.mode,
+                    source=source.description,
+                    views=views,
+                    missing=missing,
+                    checked_at=now(),
+                    behind=frozenset(behind),
+                )
             )
             if views:
                 self._loaded.set()
@@ -222,8 +267,9 @@ class Refresher:
                 self.refresh()
             except Exception as err:  # keep serving the last good snapshots
                 log.exception("serving refresh failed")
-                self._state = replace(self._state, error=f"refresh failed: {err}")
-            self._stop.wait(self.interval)
+                self._publish(replace(self._state, error=f"refresh failed: {err}"))
+            self._wake.wait(self.interval)
+            self._wake.clear()
 
     def start(self) -> None:
         """Start refreshing in a daemon thread (the first check runs at once)."""
@@ -236,6 +282,7 @@ class Refresher:
     def stop(self, timeout: float = 60.0) -> None:
         """Stop the thread; stop the SparkSession if this refresher built it."""
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None

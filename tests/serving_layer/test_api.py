@@ -226,3 +226,47 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
         assert response.headers["x-table-version"] == "1"
         assert client.get("/health").json()["views"]["tiny"]["rows"] == 2
         assert client.get("/views/tiny?_hidden=7").status_code == 400
+
+
+def test_an_idle_view_is_reloaded_by_the_request_that_finds_it_behind(spark, served, tmp_path):
+    path = (tmp_path / "idle").as_uri()
+    spark.createDataFrame([(1, "a")], "id long, label string").write.format("delta").save(path)
+    tiny = View(
+        name="tiny",
+        key=("id",),
+        compute=lambda events, ctx: events,
+        merge=lambda state: state,
+        merge_rule="test only",
+        order_by=("id",),
+    )
+    settings = served.model_copy(
+        update={"serving": served.serving.model_copy(update={"idle_after": timedelta(minutes=1)})}
+    )
+    refresher = Refresher(
+        settings,
+        ViewRegistry([tiny]),
+        lambda _: ServingSource("test", "tiny table", {"tiny": StateTable(path)}),
+        spark=spark,
+        interval=3600,  # the thread refreshes once at start, then only when woken
+    )
+
+    def append(row: tuple[int, str]) -> None:
+        spark.createDataFrame([row], "id long, label string").write.format("delta").mode(
+            "append"
+        ).save(path)
+
+    with TestClient(create_app(refresher)) as client:
+        assert refresher.wait_until_loaded(timeout=120)
+        append((2, "b"))
+        assert not refresher.refresh()  # nobody asked for it yet: not reloaded
+        assert refresher.state.behind == {"tiny"}
+        assert client.get("/health").json()["views"]["tiny"]["behind"] is True
+
+        response = client.get("/views/tiny")  # wakes the refresher and waits for it
+        assert response.headers["x-table-version"] == "1"
+        assert [row["id"] for row in response.json()] == [1, 2]
+
+        append((3, "c"))
+        assert refresher.refresh()  # asked a moment ago: reloaded as its table moves
+        assert refresher.state.behind == frozenset()
+        assert client.get("/views/tiny", params={"id": "3"}).json() == [{"id": 3, "label": "c"}]
