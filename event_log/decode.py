@@ -22,7 +22,13 @@ from event_log.schema import SHOP
 PRICE = T.DecimalType(12, 2)
 AMOUNT = T.DecimalType(18, 2)
 _CORRUPT = "_corrupt"
-_OPTIONS = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
+# JSON as RFC 8259 has it: ``NaN`` and ``Infinity`` (which Python's ``json.dumps`` writes
+# for floats by default, and Spark accepts by default) make a record ``invalid_json``.
+_OPTIONS = {
+    "mode": "PERMISSIVE",
+    "columnNameOfCorruptRecord": _CORRUPT,
+    "allowNonNumericNumbers": "false",
+}
 _META = [
     T.StructField("partition", T.IntegerType(), False),
     T.StructField("offset", T.LongType(), False),

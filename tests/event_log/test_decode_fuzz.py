@@ -7,7 +7,7 @@ import json
 from datetime import datetime
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import oracle
@@ -59,6 +59,7 @@ VALUES = st.one_of(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(values=st.lists(VALUES, min_size=1, max_size=20))
+@example(values=[b'{"user_id": Infinity}', b'{"price": NaN}', b'{"quantity": -Infinity}'])
 def test_each_record_is_an_event_or_quarantined_with_the_oracles_reason(spark, values):
     records = [oracle.RawRecord(0, offset, b"k", value) for offset, value in enumerate(values)]
     events, bad = oracle.decode(records)
