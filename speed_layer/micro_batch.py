@@ -132,7 +132,9 @@ class MicroBatchProcessor:
         reaches back ``context_lookback`` behind the view's watermark. That bound is the
         one literal left on purpose: on the retained rows it lets Delta skip every file
         older than the look-back, which costs a few compilations per micro-batch and saves
-        re-reading the whole retained history for each one.
+        re-reading the whole retained history for each one. ``context_key`` then keeps
+        only the earlier events that share the join's columns with an event of this
+        micro-batch, so a live lane's join does not grow with everything it retained.
         """
         own = events.where(~F.array_contains("late_for", view.name))
         if view.context_lookback is None or retained is None:
@@ -141,6 +143,7 @@ class MicroBatchProcessor:
         if watermark is not None:
             since = watermark - view.context_lookback(self.settings.views)
             context = context.where(F.col(self.time) >= F.lit(since))
+        context = partners_of(view, own, context)
         return own.select(*self.columns).unionByName(context.select(*self.columns))
 
     def _epoch_state(
@@ -408,6 +411,18 @@ class MicroBatchProcessor:
         """
         old = F.col(self.time) < since
         return (below(epoch.cutoff) & old) if epoch.keeps_history else old
+
+
+def partners_of(view: View, own: DataFrame, context: DataFrame) -> DataFrame:
+    """The earlier events that share ``view.context_key`` with an event of this micro-batch.
+
+    Any other earlier event was joined in the micro-batch that brought it or its partner,
+    and the rows that produced are in the state already: a join view's merge keeps them.
+    """
+    if not view.context_key:
+        return context
+    keys = list(view.context_key)
+    return context.join(own.select(*keys).distinct(), keys, "left_semi")
 
 
 def watermark_column(view: str) -> str:

@@ -66,6 +66,9 @@ class View:
         order_by: presentation order.
         context_lookback: for views that join events with earlier events (stream-stream
             joins): how far behind the watermark the streaming layers must keep events.
+        context_key: the columns a join partner shares (the join's equality columns):
+            earlier events count as context only if they share them with an event of
+            the micro-batch, since no other earlier event can change the result.
         window: the window, for humans (``lk views``); ``{field}`` is replaced by that
             field of the view settings (``"tumbling {tumbling_window}"``).
 
@@ -79,6 +82,7 @@ class View:
     present: Present = drop_internal
     order_by: tuple[str, ...] = ()
     context_lookback: Callable[[ViewSettings], object] | None = None
+    context_key: tuple[str, ...] = ()
     non_negative: tuple[str, ...] = ()
     totals: Totals | None = None
     settles_with: str | None = None

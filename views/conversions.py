@@ -73,6 +73,7 @@ VIEW = View(
     present=present,
     order_by=KEY,
     context_lookback=lambda settings: settings.conversion_lookback,
+    context_key=("user_id", "product_id"),
     non_negative=("purchases", "converted"),
     totals=lambda events, _: {"purchases": F.count(F.when(F.col("event_type") == "purchase", 1))},
 )
