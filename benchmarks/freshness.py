@@ -18,7 +18,11 @@ Reported per contender: p50/p95/p99/max of visible - acknowledged (and of visibl
 due, which hides no queueing in the generator), the median micro-batch; lk's p99 over
 the tuned floor's and over its own median micro-batch.
 
-Run: ``python -m benchmarks.freshness [--rate 5000] [--seconds 60] [--contenders ...]``.
+The figures cover the steady phase: probes due in the first ``--discard`` seconds
+(default 120, as ShuffleBench does) are counted but left out of the percentiles.
+
+Run: ``python -m benchmarks.freshness [--rate 5000] [--seconds 300] [--discard 120]
+[--contenders ...]``.
 """
 
 from __future__ import annotations
@@ -116,10 +120,16 @@ def send_and_drain(
     return report
 
 
-def latencies(report: ScheduleReport, seen: dict[int, float]) -> dict[str, Any]:
-    """Visibility percentiles from the generator's probes and their first sighting."""
+def latencies(report: ScheduleReport, seen: dict[int, float], discard_s: float) -> dict[str, Any]:
+    """Visibility percentiles of the steady phase from the probes and their first sighting.
+
+    Probes due in the first ``discard_s`` seconds of the schedule are left out: the first
+    loaded micro-batches compile code and build a backlog the rest of a run drains
+    (``measuring.md``: report over the steady phase, say what is discarded).
+    """
     acked = [p for p in report.probes if "acked" in p]
-    shown = [p for p in acked if int(p["id"]) in seen]
+    steady = [p for p in acked if p["due"] - report.started_at >= discard_s]
+    shown = [p for p in steady if int(p["id"]) in seen]
     return {
         "generator": {
             "sent": report.sent,
@@ -128,7 +138,10 @@ def latencies(report: ScheduleReport, seen: dict[int, float]) -> dict[str, Any]:
             "valid": report.valid,
         },
         "probes": len(acked),
+        "discarded_seconds": discard_s,
+        "probes_discarded": len(acked) - len(steady),
         "probes_seen": len(shown),
+        "probes_seen_of_all": sum(int(p["id"]) in seen for p in acked),
         "visibility_seconds": summary([seen[int(p["id"])] - p["acked"] for p in shown], 2),
         "visibility_from_due_seconds": summary([seen[int(p["id"])] - p["due"] for p in shown], 2),
     }
@@ -200,7 +213,7 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
             proc.terminate()
         for proc in procs:
             proc.wait(timeout=60)
-    result = latencies(report, seen)
+    result = latencies(report, seen, args.discard)
     try:
         streaming = json.loads(status.stdout)["streaming"]
         result["median_micro_batch_seconds"] = streaming["median_batch_seconds"]
@@ -229,7 +242,7 @@ def run_floor(settings: Settings, args: argparse.Namespace, workdir: Path) -> di
     finally:
         query.stop()
         spark.stop()
-    result = latencies(report, seen)
+    result = latencies(report, seen, args.discard)
     result["median_micro_batch_seconds"] = (
         round(statistics.median(durations), 2) if durations else None
     )
@@ -267,7 +280,10 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=int, default=5_000)
-    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--seconds", type=int, default=300)
+    parser.add_argument(
+        "--discard", type=float, default=120, help="seconds of warm-up left out of the figures"
+    )
     parser.add_argument("--probe-every", type=int, default=500)
     parser.add_argument(
         "--contenders", nargs="+", choices=list(CONTENDERS), default=list(CONTENDERS)
@@ -294,6 +310,7 @@ def main() -> None:
         "machine": info,
         "rate_target": args.rate,
         "seconds": args.seconds,
+        "discarded_seconds": args.discard,
         "order": args.contenders,
         "default_trigger_interval": base.stream.trigger_interval,
         "tuned": TUNED,
