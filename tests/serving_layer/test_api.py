@@ -15,10 +15,9 @@ from lk.wiring import build
 from oracle import consume_all
 from serving_layer.api import create_app
 from serving_layer.refresh import Refresher
-from tests.support.serving import source_of
+from tests.support.serving import passthrough_view, source_of
 from tests.support.workload import APPROX, oracle_views
 from views import default_registry
-from views.base import View
 from views.registry import ViewRegistry
 
 pytestmark = pytest.mark.integration
@@ -183,6 +182,21 @@ def test_unknown_view_is_404_and_bad_filters_are_400(client):
     assert client.get("/views/cart_state?user_id=999999").json() == []
 
 
+def _tiny_refresher(spark, settings, path: str) -> Refresher:
+    """A refresher serving the Delta table at ``path`` as view ``tiny``.
+
+    Its thread refreshes once at start, then only when woken (or when a test calls
+    ``refresh``).
+    """
+    return Refresher(
+        settings,
+        ViewRegistry([passthrough_view("tiny", order_by=("id",))]),
+        lambda _: ServingSource("test", "tiny table", {"tiny": StateTable(path)}),
+        spark=spark,
+        interval=3600,
+    )
+
+
 def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_path):
     path = (tmp_path / "tiny").as_uri()
     schema = "id long, label string, amount decimal(10,2), at timestamp, _hidden int"
@@ -191,21 +205,7 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
     assert table_version(spark, path) == 0
     assert table_version(spark, (tmp_path / "absent").as_uri()) is None
 
-    tiny = View(
-        name="tiny",
-        key=("id",),
-        compute=lambda events, ctx: events,
-        merge=lambda state: state,
-        merge_rule="test only",
-        order_by=("id",),
-    )
-    refresher = Refresher(
-        served,
-        ViewRegistry([tiny]),
-        lambda _: ServingSource("test", "tiny table", {"tiny": StateTable(path)}),
-        spark=spark,
-        interval=3600,
-    )
+    refresher = _tiny_refresher(spark, served, path)
     with TestClient(create_app(refresher)) as client:
         assert refresher.wait_until_loaded(timeout=120)
         response = client.get("/views/tiny")
@@ -231,24 +231,10 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
 def test_an_idle_view_is_reloaded_by_the_request_that_finds_it_behind(spark, served, tmp_path):
     path = (tmp_path / "idle").as_uri()
     spark.createDataFrame([(1, "a")], "id long, label string").write.format("delta").save(path)
-    tiny = View(
-        name="tiny",
-        key=("id",),
-        compute=lambda events, ctx: events,
-        merge=lambda state: state,
-        merge_rule="test only",
-        order_by=("id",),
-    )
     settings = served.model_copy(
         update={"serving": served.serving.model_copy(update={"idle_after": timedelta(minutes=1)})}
     )
-    refresher = Refresher(
-        settings,
-        ViewRegistry([tiny]),
-        lambda _: ServingSource("test", "tiny table", {"tiny": StateTable(path)}),
-        spark=spark,
-        interval=3600,  # the thread refreshes once at start, then only when woken
-    )
+    refresher = _tiny_refresher(spark, settings, path)
 
     def append(row: tuple[int, str]) -> None:
         spark.createDataFrame([row], "id long, label string").write.format("delta").mode(

@@ -9,9 +9,9 @@ import pytest
 from lk.wiring import build
 from oracle import consume_all
 from serving_layer.sql import register_views
+from tests.support.serving import passthrough_view
 from tests.support.workload import assert_view_matches, oracle_views
 from views import default_registry
-from views.base import View
 from views.registry import BUILT_IN, ViewRegistry
 
 pytestmark = pytest.mark.integration
@@ -53,13 +53,7 @@ def test_analysts_filter_and_aggregate_in_sql(spark, served, expected):
 
 
 def test_a_view_the_source_did_not_compute_is_not_registered(spark, served):
-    ghost = View(
-        name="ghost_view",
-        key=("id",),
-        compute=lambda events, ctx: events,
-        merge=lambda state: state,
-        merge_rule="test only",
-    )
+    ghost = passthrough_view("ghost_view")
     spark.range(3).createOrReplaceTempView("ghost_view")
     names = _register(spark, served, ViewRegistry([*BUILT_IN, ghost]))
     assert "ghost_view" not in names and len(names) == len(BUILT_IN)

@@ -7,6 +7,7 @@ from pyspark.sql import DataFrame, SparkSession
 from lake.source import ServingSource
 from lk.config import Settings
 from lk.wiring import build
+from views.base import View
 
 
 def read_served(
@@ -19,3 +20,15 @@ def read_served(
 def source_of(spark: SparkSession, settings: Settings) -> ServingSource:
     """The serving source in the configured mode."""
     return build(settings).serving_source(spark)
+
+
+def passthrough_view(name: str, order_by: tuple[str, ...] = ()) -> View:
+    """A view whose state is its input, served as stored (for tests of serving itself)."""
+    return View(
+        name=name,
+        key=("id",),
+        compute=lambda events, ctx: events,
+        merge=lambda state: state,
+        merge_rule="test only",
+        order_by=order_by,
+    )
