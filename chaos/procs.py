@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -60,13 +59,8 @@ class LkProcess:
 
     def kill(self) -> None:
         """SIGKILL the whole group: no handler runs, nothing is flushed, as in a crash."""
-        if self.alive():
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        processes.kill_group(self.proc.pid)  # the JVM is in the group too
         self.proc.wait()
-        # the JVM is in the group too; wait until nothing of it is left
-        deadline = time.monotonic() + 30
-        while _group_alive(self.proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
 
     def wait(self, timeout_s: float) -> int:
         """Wait for the child to end; a child still running after ``timeout_s`` is an error."""
@@ -81,25 +75,6 @@ class LkProcess:
     def tail(self, lines: int = 30) -> str:
         """The last lines the child printed."""
         return processes.tail(self.output, lines) or "(no output)"
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return any(
-        processes.alive(int(p.name))
-        for p in Path("/proc").iterdir()
-        if p.name.isdigit() and _pgid(int(p.name)) == pgid
-    )
-
-
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except ProcessLookupError:
-        return None
 
 
 #: How long a scenario waits for the moment it aims at. Generous: a child that dies ends

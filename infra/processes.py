@@ -8,7 +8,9 @@ processes that retitle themselves (Airflow) and outlive the shell that started t
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 from contextlib import suppress
 from pathlib import Path
 
@@ -71,3 +73,42 @@ def stop_child(child: subprocess.Popen, timeout_s: float = 30.0) -> None:
     except subprocess.TimeoutExpired:
         child.kill()
         child.wait(timeout=timeout_s)
+
+
+def stop_group(child: subprocess.Popen, timeout_s: float = 30.0) -> None:
+    """Stop a child started with ``start_new_session=True`` and every process of its group.
+
+    The child gets SIGTERM (SIGKILL after ``timeout_s``); whatever of its group is left
+    (helpers it forked, a JVM) gets SIGKILL, and the call returns once none is left.
+    """
+    stop_child(child, timeout_s)
+    kill_group(child.pid, timeout_s)
+
+
+def kill_group(pgid: int, timeout_s: float = 30.0) -> None:
+    """SIGKILL process group ``pgid`` and wait (up to ``timeout_s``) until none of it is left."""
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout_s
+    while group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def group_alive(pgid: int) -> bool:
+    """True if a live (non-zombie) process of group ``pgid`` is left."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return any(
+        alive(int(p.name))
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and _pgid(int(p.name)) == pgid
+    )
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
