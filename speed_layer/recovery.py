@@ -11,9 +11,10 @@ So the lane recovers the way a database undoes an uncommitted transaction instea
    recorded version (deleted, if N created it) and ``offsets/N`` is removed, so Spark
    plans N again from the last committed offsets. When nothing was ever committed
    (killed inside a lane's first micro-batch), the state store's files of that batch
-   go too: Spark refuses to start batch 0 on a non-empty ``state`` folder
-   (``STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY``), while a later batch simply
-   overwrites its state version.
+   go too, and so does the ``commits`` folder, which then holds nothing but the temp
+   file of a commit the kill cut short: Spark refuses to start batch 0 on a non-empty
+   ``state`` or ``commits`` folder (``STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY``),
+   while a later batch simply overwrites its state version.
 
 Nothing the crashed attempt wrote survives, and nothing is lost: batch N is re-read
 from Kafka, the source of truth.
@@ -74,6 +75,7 @@ def recover(spark: SparkSession, lane: Lane) -> Lane:
     storage.delete_file(spark, uri)
     if committed is None:
         storage.delete(spark, f"{lane.checkpoint}/state")
+        storage.delete(spark, f"{lane.checkpoint}/commits")
     storage.delete_file(spark, f"{lane.checkpoint}/offsets/{planned}")
     log.warning(
         "lane %s: undid uncommitted micro-batch %d; Spark plans it again", lane.name, planned

@@ -48,12 +48,14 @@ def test_recovery_restores_the_log_to_before_the_uncommitted_micro_batch(
     assert recover(spark, recovered) == recovered, "nothing left to undo"
 
 
-def test_recovery_of_a_first_micro_batch_deletes_the_log_and_the_state_store(
+def test_recovery_of_a_first_micro_batch_deletes_the_log_state_store_and_partial_commit(
     spark, base_settings, tmp_path
 ):
     lane, _ = _lane(spark, base_settings, tmp_path)
     storage.write_text(spark, f"{lane.checkpoint}/offsets/0", "v1")
     storage.write_text(spark, f"{lane.checkpoint}/state/0/0/1.zip", "state of batch 0")
+    # the commit of batch 0 was being written when the kill came (seen in a chaos run)
+    storage.write_text(spark, f"{lane.checkpoint}/commits/.0.2f1c.tmp", "")
     assert record_version(spark, lane, 0) is None
     _commit(spark, lane, [1])
 
@@ -61,4 +63,5 @@ def test_recovery_of_a_first_micro_batch_deletes_the_log_and_the_state_store(
 
     assert lane_log.version(spark, lane) is None
     assert not storage.exists(spark, f"{lane.checkpoint}/state")
+    assert not storage.exists(spark, f"{lane.checkpoint}/commits")
     assert not storage.exists(spark, f"{lane.checkpoint}/offsets/0")
