@@ -217,6 +217,7 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     try:
         streaming = json.loads(status.stdout)["streaming"]
         result["median_micro_batch_seconds"] = streaming["median_batch_seconds"]
+        result["median_phase_seconds"] = streaming["median_phase_seconds"]
     except (ValueError, KeyError, TypeError):
         result["status_error"] = status.stderr[-2000:]
     return result

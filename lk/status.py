@@ -52,6 +52,7 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "input_rows_per_second": metrics.get("input_rows_per_second"),
         "processed_rows_per_second": metrics.get("processed_rows_per_second"),
         "median_batch_seconds": _median_seconds(metrics.get("recent_batch_ms") or []),
+        "median_phase_seconds": median_phases(metrics.get("recent_phase_ms") or []),
         "view_settings": lane.views,
         **progress.totals(spark, lane),
     }
@@ -61,6 +62,22 @@ def _median_seconds(durations_ms: list[int | None]) -> float | None:
     """The median of Spark's own micro-batch durations (trigger to commit, all included)."""
     known = sorted(d for d in durations_ms if d is not None)
     return round(known[len(known) // 2] / 1000, 2) if known else None
+
+
+def median_phases(recent: list[dict[str, int]]) -> dict[str, float]:
+    """Per phase of a micro-batch, the median of its recent durations, in seconds.
+
+    Spark's own phases (``latestOffset``, ``queryPlanning``, ``addBatch``, ``walCommit``,
+    ``commitOffsets``, ``triggerExecution``) and the lane's inside ``addBatch``
+    (``prepare``, ``count``, ``commit``, ``maintain``); a phase a micro-batch did not
+    report is left out of its median, not counted as zero.
+    """
+    phases = sorted({name for durations in recent for name in durations})
+    return {
+        name: seconds
+        for name in phases
+        if (seconds := _median_seconds([d.get(name) for d in recent])) is not None
+    }
 
 
 def platform_status(

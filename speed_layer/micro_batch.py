@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -63,6 +64,21 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 PRUNE_EVERY = 20
+TIMINGS_KEPT = 8  # micro-batches whose phase timings wait for the lane to report them
+
+
+class Laps:
+    """Milliseconds spent in each phase of one micro-batch, phase after phase."""
+
+    def __init__(self) -> None:
+        self._at = time.perf_counter()
+        self.ms: dict[str, int] = {}
+
+    def __call__(self, phase: str) -> None:
+        """End ``phase`` now (the next one starts)."""
+        now = time.perf_counter()
+        self.ms[phase] = round((now - self._at) * 1000)
+        self._at = now
 
 
 @dataclass(frozen=True)
@@ -105,6 +121,8 @@ class MicroBatchProcessor:
         self._last: progress.BatchProgress | None = None
         self._fresh = False  # no progress row at start: nothing to rebase until one
         self._busy = threading.Lock()  # a micro-batch and a rebase never overlap
+        #: batch id -> where its time went inside ``foreachBatch`` (:meth:`_micro_batch`)
+        self.timings: dict[int, dict[str, int]] = {}
 
     def _catalog_table(self) -> DataFrame:
         """The catalog as it stands now; re-read only when the topic moved."""
@@ -226,6 +244,13 @@ class MicroBatchProcessor:
             self._micro_batch(batch, batch_id)
 
     def _micro_batch(self, batch: DataFrame, batch_id: int) -> None:
+        """One micro-batch, timed phase by phase into :attr:`timings`.
+
+        ``prepare``: the log's version, the epoch; ``count``: the one pass over the
+        batch; ``commit``: the views' contributions computed and written in one Delta
+        commit; ``maintain``: compaction and pruning, when due.
+        """
+        lap = Laps()
         started = datetime.now(UTC).replace(tzinfo=None)
         spark = self.spark
         previous = self._previous(batch_id)
@@ -237,9 +262,11 @@ class MicroBatchProcessor:
             pieces = self._epoch_state(epoch, ctx, retained)
             log.info("lane %s opens epoch %s in batch %d", self.lane.name, epoch.id, batch_id)
         batch = batch.persist()
+        lap("prepare")
         try:
             stats, written = self._process(batch, batch_id, epoch, previous, ctx, retained)
             start, end = committed_offsets(spark, self.lane, batch_id)
+            lap("count")
             row = progress.BatchProgress(
                 batch_id=batch_id,
                 epoch=epoch.id,
@@ -251,10 +278,15 @@ class MicroBatchProcessor:
                 **stats,
             )
             lane_log.commit(spark, self.lane, [*pieces, *written, progress.rows(spark, row)])
+            lap("commit")
         finally:
             batch.unpersist()
         self._maintain(epoch, batch_id, row.max_event_time)
+        lap("maintain")
         self._last = row
+        self.timings[batch_id] = lap.ms
+        for old in sorted(self.timings)[:-TIMINGS_KEPT]:
+            del self.timings[old]
 
     def _process(
         self,

@@ -151,6 +151,7 @@ def query_metrics(query: StreamingQuery) -> dict | None:
         "input_rows_per_second": last.get("inputRowsPerSecond"),
         "processed_rows_per_second": last.get("processedRowsPerSecond"),
         "batch_duration_ms": (last.get("durationMs") or {}).get("triggerExecution"),
+        "duration_ms": dict(last.get("durationMs") or {}),
         "end_offsets": source_offsets((last.get("sources") or [{}])[0].get("endOffset")),
     }
 
@@ -173,7 +174,12 @@ def _is_restart_metrics_bug(error: BaseException) -> bool:
 
 @dataclass
 class _Tally:
-    """Counts a lane's micro-batches and saves each one's metrics once (``_metrics.json``)."""
+    """Counts a lane's micro-batches and saves each one's metrics once (``_metrics.json``).
+
+    Besides Spark's own durations (``durationMs``: planning, ``addBatch``, the WAL and
+    commit writes), each micro-batch's phases inside ``addBatch`` are kept
+    (:attr:`MicroBatchProcessor.timings`), so ``lk status`` can say where the time goes.
+    """
 
     spark: SparkSession
     lane: Lane
@@ -182,13 +188,20 @@ class _Tally:
     rows: int = 0
     last_id: int | None = None
     recent: list[int] = field(default_factory=list)
+    recent_phases: list[dict[str, int]] = field(default_factory=list)
 
-    def record(self, query: StreamingQuery) -> None:
+    def record(self, query: StreamingQuery, timings: dict[int, dict[str, int]]) -> None:
         metrics = query_metrics(query)
         if not metrics or metrics["batch_id"] == self.last_id:
             return
+        phases = {**metrics["duration_ms"], **timings.get(metrics["batch_id"], {})}
         self.recent = [*self.recent, metrics["batch_duration_ms"]][-RECENT:]
-        write_metrics(self.spark, self.lane, {**metrics, "recent_batch_ms": self.recent})
+        self.recent_phases = [*self.recent_phases, phases][-RECENT:]
+        write_metrics(
+            self.spark,
+            self.lane,
+            {**metrics, "recent_batch_ms": self.recent, "recent_phase_ms": self.recent_phases},
+        )
         self.last_id = metrics["batch_id"]
         self.batches += 1
         self.rows += metrics["input_rows"] or 0
@@ -243,11 +256,11 @@ def run_lane(
             while query.isActive:
                 query.awaitTermination(poll_s)
                 processor.follow_epoch()
-                tally.record(query)
+                tally.record(query, processor.timings)
                 if until_caught_up and caught_up(spark, lane, target):
                     log.info("lane %s caught up with %s", lane.name, target)
                     _await_progress(query, last_committed(spark, lane))
-                    tally.record(query)
+                    tally.record(query, processor.timings)
                     break
             else:
                 log.info("lane %s: the query ended by itself", lane.name)

@@ -74,6 +74,12 @@ def status_command(
         table.add_row("input rows/s", str(lane["input_rows_per_second"]))
         table.add_row("processed rows/s", str(lane["processed_rows_per_second"]))
         table.add_row("median batch s", str(lane["median_batch_seconds"]))
+        phases = lane["median_phase_seconds"]
+        inside = ("prepare", "count", "commit", "maintain")
+        table.add_row(
+            "of which (median s)",
+            "  ".join(f"{name} {phases[name]}" for name in inside if name in phases) or "-",
+        )
         table.add_row("late (excluded) per view", json.dumps(lane["late_rows"]))
         table.add_row("quarantined", str(lane["quarantined_rows"]))
     else:

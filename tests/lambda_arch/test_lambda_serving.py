@@ -10,6 +10,7 @@ from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
 from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
+from lk.status import lane_status
 from oracle import consume_all
 from tests.support.expected import (
     assert_served_per_contract,
@@ -45,3 +46,9 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
     assert {r.status for r in labelled} == {"final", "provisional"}
     first_window = min(r.window_start for r in labelled)
     assert {r.status for r in labelled if r.window_start == first_window} == {"final"}
+
+    # where the micro-batches' time went: Spark's phases and the lane's inside addBatch
+    phases = lane_status(spark, settings, LAMBDA_LANE)["median_phase_seconds"]
+    inside = {"prepare", "count", "commit", "maintain"}
+    assert inside | {"addBatch", "walCommit", "triggerExecution"} <= phases.keys()
+    assert phases["commit"] <= phases["addBatch"] <= phases["triggerExecution"]
