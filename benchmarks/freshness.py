@@ -220,6 +220,9 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
         result["median_phase_seconds"] = streaming["median_phase_seconds"]
     except (ValueError, KeyError, TypeError):
         result["status_error"] = status.stderr[-2000:]
+    # micro-batch by micro-batch (the newest 50), to see a phase that grows with the run
+    for metrics in Path(settings.storage.root).rglob("_metrics.json"):
+        result["phase_ms_per_micro_batch"] = json.loads(metrics.read_text())["recent_phase_ms"]
     return result
 
 
