@@ -25,11 +25,6 @@ COUNT_PLOTS = """(() => {
 })()"""
 
 
-def browser() -> str | None:
-    """Chromium's executable, or None where it is not installed."""
-    return chromium.executable()
-
-
 def screenshot(report: Path, out: Path, width: int = 1200) -> dict[str, Any]:
     """Open ``report`` offline, save a full-page PNG to ``out``; the plots it counted."""
     with chromium.page() as page:

@@ -37,6 +37,7 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         if storage.exists(spark, metrics_file)
         else {}
     )
+    phases = median_phases(metrics.get("recent_phase_ms") or [])
     return {
         "lane": name,
         "exists": True,
@@ -51,15 +52,15 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "total_lag": sum(lag.values()),
         "input_rows_per_second": metrics.get("input_rows_per_second"),
         "processed_rows_per_second": metrics.get("processed_rows_per_second"),
-        "median_batch_seconds": _median_seconds(metrics.get("recent_batch_ms") or []),
-        "median_phase_seconds": median_phases(metrics.get("recent_phase_ms") or []),
+        "median_batch_seconds": phases.get("triggerExecution"),
+        "median_phase_seconds": phases,
         "view_settings": lane.views,
         **progress.totals(spark, lane),
     }
 
 
 def _median_seconds(durations_ms: list[int | None]) -> float | None:
-    """The median of Spark's own micro-batch durations (trigger to commit, all included)."""
+    """The median of some durations in milliseconds, in seconds (unknown ones left out)."""
     known = sorted(d for d in durations_ms if d is not None)
     return round(known[len(known) // 2] / 1000, 2) if known else None
 
@@ -68,7 +69,8 @@ def median_phases(recent: list[dict[str, int]]) -> dict[str, float]:
     """Per phase of a micro-batch, the median of its recent durations, in seconds.
 
     Spark's own phases (``latestOffset``, ``queryPlanning``, ``addBatch``, ``walCommit``,
-    ``commitOffsets``, ``triggerExecution``) and the lane's inside ``addBatch``
+    ``commitOffsets``, and ``triggerExecution``, the whole micro-batch) and the lane's inside
+    ``addBatch``
     (``prepare``, ``count``, ``commit``, ``maintain``); a phase a micro-batch did not
     report is left out of its median, not counted as zero.
     """

@@ -28,7 +28,7 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 Progress = Callable[[dict], None]
-RECENT = 50  # micro-batch durations kept in ``_metrics.json`` (``lk status`` takes the median)
+RECENT = 50  # micro-batches whose phase durations ``_metrics.json`` keeps (for medians)
 
 
 class EventsLostError(RuntimeError):
@@ -187,7 +187,6 @@ class _Tally:
     batches: int = 0
     rows: int = 0
     last_id: int | None = None
-    recent: list[int] = field(default_factory=list)
     recent_phases: list[dict[str, int]] = field(default_factory=list)
 
     def record(self, query: StreamingQuery, timings: dict[int, dict[str, int]]) -> None:
@@ -195,13 +194,8 @@ class _Tally:
         if not metrics or metrics["batch_id"] == self.last_id:
             return
         phases = {**metrics["duration_ms"], **timings.get(metrics["batch_id"], {})}
-        self.recent = [*self.recent, metrics["batch_duration_ms"]][-RECENT:]
         self.recent_phases = [*self.recent_phases, phases][-RECENT:]
-        write_metrics(
-            self.spark,
-            self.lane,
-            {**metrics, "recent_batch_ms": self.recent, "recent_phase_ms": self.recent_phases},
-        )
+        write_metrics(self.spark, self.lane, {**metrics, "recent_phase_ms": self.recent_phases})
         self.last_id = metrics["batch_id"]
         self.batches += 1
         self.rows += metrics["input_rows"] or 0

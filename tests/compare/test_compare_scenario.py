@@ -11,7 +11,8 @@ import pytest
 
 from compare.options import CompareOptions
 from compare.run import run_compare
-from compare.screenshot import browser, screenshot
+from compare.screenshot import screenshot
+from infra import chromium
 from lk.config import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.scenario]
@@ -62,6 +63,6 @@ def test_compare_measures_every_family_and_the_verdict_follows_the_numbers(
     noisy = [s for s in late["verdict"] if s.startswith("Late data")]
     assert all("neither design lost an event" in s for s in quiet)
     assert quiet != noisy and "kappa excluded" in noisy[0]
-    if browser() is not None:
+    if chromium.executable() is not None:
         found = screenshot(tmp_path / "late" / "report.html", tmp_path / "late.png")
         assert found["plots"] >= 4 and found["drawn"] == found["plots"]
