@@ -15,9 +15,13 @@ the micro-batches after the first two (warm-up).
 
 With ``--per-write``, each Delta commit of the micro-batch is timed as well (the
 micro-batch's one commit, and the compaction/pruning commit every few micro-batches).
+With ``--per-piece``, each piece of the one commit (a view's contribution, the late,
+quarantined and retained events, the progress row) is first computed alone into Spark's
+``noop`` sink and timed, then the commit runs as usual: what each piece costs to
+compute, without the Delta write (the micro-batch's own time then includes both).
 
 Run: ``python -m benchmarks.micro_batch_profile [--events 100000] [--offsets 10000]
-[--per-write]``.
+[--per-write | --per-piece]``.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
 from infra.topics import ensure_topics
@@ -39,6 +43,7 @@ from lambda_arch.epochs import run_speed
 from lk.spark import build_session, codegen_compilations
 from measure.machine import broker, machine
 from speed_layer import micro_batch
+from speed_layer.lane import Lane
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "micro_batch_profile.json"
@@ -55,7 +60,25 @@ def jvm_counters(spark: SparkSession) -> dict[str, int]:
     }
 
 
-def profiled(spark: SparkSession, rows: list[dict[str, Any]], *, per_write: bool) -> None:
+def piece_name(piece: DataFrame) -> str:
+    """A log piece's name: its payload column (the view's name, or the part's)."""
+    return piece.columns[1]
+
+
+def computed_alone(pieces: list[DataFrame]) -> dict[str, float]:
+    """Seconds to compute each piece alone, written to Spark's ``noop`` sink."""
+    seconds: dict[str, float] = {}
+    for piece in pieces:
+        started = time.perf_counter()
+        piece.write.format("noop").mode("overwrite").save()
+        name = piece_name(piece)
+        seconds[name] = round(seconds.get(name, 0) + time.perf_counter() - started, 2)
+    return seconds
+
+
+def profiled(
+    spark: SparkSession, rows: list[dict[str, Any]], *, per_write: bool, per_piece: bool = False
+) -> None:
     """Record wall time and counter increments of every micro-batch into ``rows``.
 
     With ``per_write``, the time of each Delta commit to the lane's log is recorded too:
@@ -65,6 +88,7 @@ def profiled(spark: SparkSession, rows: list[dict[str, Any]], *, per_write: bool
     """
     original = micro_batch.MicroBatchProcessor.__call__
     writes: dict[str, float] = {}
+    pieces: dict[str, float] = {}
 
     def timed(name: str, write: Callable[..., None]) -> Callable[..., None]:
         def run(*args: Any, **kwargs: Any) -> None:
@@ -76,6 +100,7 @@ def profiled(spark: SparkSession, rows: list[dict[str, Any]], *, per_write: bool
 
     def call(self, batch, batch_id: int) -> None:
         writes.clear()
+        pieces.clear()
         before, started = jvm_counters(spark), time.perf_counter()
         original(self, batch, batch_id)
         after = jvm_counters(spark)
@@ -88,6 +113,7 @@ def profiled(spark: SparkSession, rows: list[dict[str, Any]], *, per_write: bool
                 "seconds": seconds,
                 **{key: after[key] - before[key] for key in after},
                 **({"writes": dict(writes)} if per_write else {}),
+                **({"pieces": dict(pieces)} if per_piece else {}),
             }
         )
         print(rows[-1], flush=True)
@@ -96,6 +122,16 @@ def profiled(spark: SparkSession, rows: list[dict[str, Any]], *, per_write: bool
     if per_write:
         micro_batch.lane_log.commit = timed("commit", micro_batch.lane_log.commit)
         micro_batch.lane_log.replace = timed("maintain", micro_batch.lane_log.replace)
+    if per_piece:
+        commit = micro_batch.lane_log.commit
+
+        def commit_after_pieces(
+            spark: SparkSession, lane: Lane, log_pieces: list[DataFrame]
+        ) -> None:
+            pieces.update(computed_alone(log_pieces))
+            commit(spark, lane, log_pieces)
+
+        micro_batch.lane_log.commit = commit_after_pieces
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -105,12 +141,13 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return {}
     keys = ("seconds", "janino_compilations", "classes_loaded", "jit_ms")
     medians: dict[str, Any] = {key: statistics.median(r[key] for r in steady) for key in keys}
-    labels = sorted({label for r in steady for label in r.get("writes", {})})
-    if labels:
-        medians["writes"] = {
-            label: statistics.median(r["writes"][label] for r in steady if label in r["writes"])
-            for label in labels
-        }
+    for kind in ("writes", "pieces"):
+        labels = sorted({label for r in steady for label in r.get(kind, {})})
+        if labels:
+            medians[kind] = {
+                label: statistics.median(r[kind][label] for r in steady if label in r[kind])
+                for label in labels
+            }
     return medians
 
 
@@ -119,6 +156,9 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--offsets", type=int, default=10_000, help="offsets per micro-batch")
     parser.add_argument("--per-write", action="store_true", help="time each write alone")
+    parser.add_argument(
+        "--per-piece", action="store_true", help="compute each piece of the commit alone first"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     with (
@@ -138,7 +178,7 @@ def main() -> None:
         ensure_topics(settings)
         load_topic(spark, settings, records_file(spec_for(args.events)))
         rows: list[dict[str, Any]] = []
-        profiled(spark, rows, per_write=args.per_write)
+        profiled(spark, rows, per_write=args.per_write, per_piece=args.per_piece)
         started = time.perf_counter()
         run_speed(spark, settings, until_caught_up=True)
         report = {
@@ -147,6 +187,7 @@ def main() -> None:
             "events": args.events,
             "max_offsets_per_trigger": args.offsets,
             "writes": "one by one, each timed" if args.per_write else "at once",
+            "pieces": "each computed alone first" if args.per_piece else "not timed",
             "seconds": round(time.perf_counter() - started, 1),
             "codegen_cache_max_entries": spark.conf.get("spark.sql.codegen.cache.maxEntries"),
             "median_after_warm_up": summary(rows),
