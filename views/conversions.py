@@ -20,7 +20,11 @@ def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
     """
     settings = ctx.settings
     purchases = events.where(F.col("event_type") == "purchase").select(
-        "event_id", "user_id", "product_id", F.col("event_time").alias("_purchase_time")
+        "event_id",
+        "user_id",
+        "product_id",
+        tumbling("event_time", settings.conversion_window).alias("window"),
+        F.col("event_time").alias("_purchase_time"),
     )
     views = events.where(F.col("event_type") == "page_view").select(
         F.col("user_id").alias("_v_user"),
@@ -34,11 +38,15 @@ def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
         & (F.col("_view_time") <= F.col("_purchase_time"))
         & (F.col("_view_time") >= F.col("_purchase_time") - lookback)
     )
-    converted = purchases.join(views, matches, "left_semi").select("event_id").distinct()
+    # a semi-join and an anti-join over the same two exchanges (Spark reuses them):
+    # each purchase flagged in one pass, with no distinct and no join back
     return (
-        purchases.join(converted.withColumn("converted", F.lit(True)), "event_id", "left")
-        .withColumn("window", tumbling("_purchase_time", settings.conversion_window))
-        .select(*bounds(), "event_id", F.coalesce("converted", F.lit(False)).alias("converted"))
+        purchases.join(views, matches, "left_semi")
+        .withColumn("converted", F.lit(True))
+        .unionByName(
+            purchases.join(views, matches, "left_anti").withColumn("converted", F.lit(False))
+        )
+        .select(*bounds(), "event_id", "converted")
     )
 
 
