@@ -112,6 +112,7 @@ def profiled(
                 "batch_id": batch_id,
                 "seconds": seconds,
                 **{key: after[key] - before[key] for key in after},
+                "phases": self.timings.get(batch_id, {}),
                 **({"writes": dict(writes)} if per_write else {}),
                 **({"pieces": dict(pieces)} if per_piece else {}),
             }
@@ -126,10 +127,10 @@ def profiled(
         commit = micro_batch.lane_log.commit
 
         def commit_after_pieces(
-            spark: SparkSession, lane: Lane, log_pieces: list[DataFrame]
+            spark: SparkSession, lane: Lane, log_pieces: list[DataFrame], **options: Any
         ) -> None:
             pieces.update(computed_alone(log_pieces))
-            commit(spark, lane, log_pieces)
+            commit(spark, lane, log_pieces, **options)
 
         micro_batch.lane_log.commit = commit_after_pieces
 

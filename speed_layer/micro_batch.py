@@ -117,6 +117,8 @@ class MicroBatchProcessor:
         self.epoch = epoch
         self.columns = event_columns(registry.contract)
         self.time = registry.contract.time_field
+        #: what reads of the log filter on: the retained events' time (the look-back)
+        self.indexed = (f"{lane_log.RETAINED}.{self.time}",)
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
         self._fresh = False  # no progress row at start: nothing to rebase until one
@@ -224,7 +226,12 @@ class MicroBatchProcessor:
                 finished_at=datetime.now(UTC).replace(tzinfo=None),
                 kind=progress.REBASE,
             )
-            lane_log.commit(self.spark, self.lane, [*pieces, progress.rows(self.spark, row)])
+            lane_log.commit(
+                self.spark,
+                self.lane,
+                [*pieces, progress.rows(self.spark, row)],
+                indexed=self.indexed,
+            )
             log.info("lane %s rebased onto epoch %s", self.lane.name, epoch.id)
             self._last = row
             return True
@@ -277,7 +284,12 @@ class MicroBatchProcessor:
                 finished_at=datetime.now(UTC).replace(tzinfo=None),
                 **stats,
             )
-            lane_log.commit(spark, self.lane, [*pieces, *written, progress.rows(spark, row)])
+            lane_log.commit(
+                spark,
+                self.lane,
+                [*pieces, *written, progress.rows(spark, row)],
+                indexed=self.indexed,
+            )
             lap("commit")
         finally:
             batch.unpersist()
