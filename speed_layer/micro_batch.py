@@ -57,6 +57,7 @@ from lake.offsets import below
 from lk.config import Settings
 from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets
+from speed_layer.inline import one_row, quoted
 from speed_layer.lane import Lane
 from speed_layer.recovery import record_version
 from views.base import View, ViewContext
@@ -373,8 +374,8 @@ class MicroBatchProcessor:
             kept = every
             if max_time is not None:
                 # the bound joined in as data, as the watermarks are (module docstring)
-                since = self.spark.sql(
-                    f"SELECT {_timestamp_sql(max_time - self._keep_back())} AS _keep_since"
+                since = one_row(
+                    self.spark, {"_keep_since": (max_time - self._keep_back(), "timestamp")}
                 )
                 kept = (
                     every.crossJoin(F.broadcast(since))
@@ -474,21 +475,8 @@ def watermark_column(view: str) -> str:
     return f"_watermark:{view}"
 
 
-def _quoted(name: str) -> str:
-    """``name`` as a quoted identifier (view names may hold dots or backticks)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _watermark(view: str) -> Column:
-    return F.col(_quoted(watermark_column(view)))
-
-
-def _timestamp_sql(moment: datetime | None) -> str:
-    """A SQL timestamp literal; naive datetimes are UTC, as everywhere in the platform."""
-    if moment is None:
-        return "CAST(NULL AS TIMESTAMP)"
-    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return f"TIMESTAMP '{aware.isoformat(sep=' ')}'"
+    return F.col(quoted(watermark_column(view)))
 
 
 def parameters(
@@ -497,14 +485,12 @@ def parameters(
     """A one-row table of what changes every micro-batch: its id and each view's watermark.
 
     Plans join it in (broadcast) instead of carrying the values as literals, so they stay
-    the same from one micro-batch to the next (see the module docstring). An inline SQL
-    table is a local relation: its values never reach generated code, and broadcasting
-    it runs no job (``createDataFrame`` would ship the row through a Python RDD).
+    the same from one micro-batch to the next (see the module docstring and
+    :mod:`speed_layer.inline`); broadcasting it runs no job.
     """
-    values = [f"CAST({int(batch_id)} AS BIGINT)", *map(_timestamp_sql, watermarks.values())]
-    names = ["batch_id", *(watermark_column(name) for name in watermarks)]
-    columns = ", ".join(map(_quoted, names))
-    return spark.sql(f"SELECT * FROM VALUES ({', '.join(values)}) AS parameters({columns})")
+    columns = {"batch_id": (int(batch_id), "bigint")}
+    columns |= {watermark_column(name): (w, "timestamp") for name, w in watermarks.items()}
+    return one_row(spark, columns)
 
 
 def _late_for(views: list[str], time: str = SHOP.time_field) -> Column:

@@ -15,14 +15,26 @@ from pyspark.sql import functions as F
 
 from lake.offsets import dump_offsets, load_offsets
 from speed_layer import lane_log
+from speed_layer.inline import one_row
 from speed_layer.lane import Lane
 
-PROGRESS_SCHEMA = (
-    "batch_id long, epoch string, cutoff string, start_offsets string, end_offsets string, "
-    "max_event_time timestamp, input_rows long, valid_rows long, quarantined_rows long, "
-    "late_rows string, started_at timestamp, finished_at timestamp, partition_clock string, "
-    "kind string"
-)
+#: the progress row's columns and their SQL types
+PROGRESS_COLUMNS = {
+    "batch_id": "bigint",
+    "epoch": "string",
+    "cutoff": "string",
+    "start_offsets": "string",
+    "end_offsets": "string",
+    "max_event_time": "timestamp",
+    "input_rows": "bigint",
+    "valid_rows": "bigint",
+    "quarantined_rows": "bigint",
+    "late_rows": "string",
+    "started_at": "timestamp",
+    "finished_at": "timestamp",
+    "partition_clock": "string",
+    "kind": "string",
+}
 MICRO_BATCH, REBASE = "micro-batch", "rebase"
 
 
@@ -56,23 +68,25 @@ class BatchProgress:
 
 def rows(spark: SparkSession, progress: BatchProgress) -> DataFrame:
     """``progress`` as a row of the lane's log, committed with what the micro-batch wrote."""
-    row = (
-        progress.batch_id,
-        progress.epoch,
-        dump_offsets(progress.cutoff),
-        dump_offsets(progress.start_offsets),
-        dump_offsets(progress.end_offsets),
-        progress.max_event_time,
-        progress.input_rows,
-        progress.valid_rows,
-        progress.quarantined_rows,
-        json.dumps(progress.late_rows),
-        progress.started_at,
-        progress.finished_at,
-        json.dumps({str(p): t.isoformat() for p, t in sorted(progress.partition_clock.items())}),
-        progress.kind,
-    )
-    return lane_log.rows(lane_log.PROGRESS, spark.createDataFrame([row], PROGRESS_SCHEMA))
+    clock = {str(p): t.isoformat() for p, t in sorted(progress.partition_clock.items())}
+    values = {
+        "batch_id": progress.batch_id,
+        "epoch": progress.epoch,
+        "cutoff": dump_offsets(progress.cutoff),
+        "start_offsets": dump_offsets(progress.start_offsets),
+        "end_offsets": dump_offsets(progress.end_offsets),
+        "max_event_time": progress.max_event_time,
+        "input_rows": progress.input_rows,
+        "valid_rows": progress.valid_rows,
+        "quarantined_rows": progress.quarantined_rows,
+        "late_rows": json.dumps(progress.late_rows),
+        "started_at": progress.started_at,
+        "finished_at": progress.finished_at,
+        "partition_clock": json.dumps(clock),
+        "kind": progress.kind,
+    }
+    row = one_row(spark, {name: (values[name], kind) for name, kind in PROGRESS_COLUMNS.items()})
+    return lane_log.rows(lane_log.PROGRESS, row)
 
 
 def _parse(row: dict) -> BatchProgress:
