@@ -69,10 +69,9 @@ def median_phases(recent: list[dict[str, int]]) -> dict[str, float]:
     """Per phase of a micro-batch, the median of its recent durations, in seconds.
 
     Spark's own phases (``latestOffset``, ``queryPlanning``, ``addBatch``, ``walCommit``,
-    ``commitOffsets``, and ``triggerExecution``, the whole micro-batch) and the lane's inside
-    ``addBatch``
-    (``prepare``, ``count``, ``commit``, ``maintain``); a phase a micro-batch did not
-    report is left out of its median, not counted as zero.
+    ``commitOffsets``, and ``triggerExecution``, the whole micro-batch) and the lane's
+    inside ``addBatch`` (``prepare``, ``count``, ``commit``, ``maintain``); a phase a
+    micro-batch did not report is left out of its median, not counted as zero.
     """
     phases = sorted({name for durations in recent for name in durations})
     return {

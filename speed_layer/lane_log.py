@@ -77,18 +77,17 @@ def commit(
 ) -> None:
     """Append ``pieces`` (made by :func:`rows`) to the log in one commit.
 
-    ``indexed``: the columns (``part.field``) reads filter on; the commit that creates
-    the log has Delta keep file statistics for those alone. Delta's default, the first
-    32 leaf columns, covers the views' structs and never reaches the retained events'
-    time, so the look-back filter on them skipped no file; and statistics on columns no
-    read filters on only lengthen every write.
+    ``indexed``: the columns (``part.field``) reads filter on; Delta keeps file
+    statistics for those alone. Delta's default, the first 32 leaf columns, covers the
+    views' structs and never reaches the retained events' time, so the look-back filter
+    on them skipped no file; and statistics on columns no read filters on only lengthen
+    every write. Delta takes a ``delta.*`` write option as a table property only on the
+    write that creates the table and ignores it after, so no check is needed here.
     """
     union = _union(pieces)
     writer = union.write.format("delta").mode("append").option("mergeSchema", "true")
-    if indexed and not storage.is_delta_table(spark, lane.log):
-        present = [c for c in indexed if _has(union, c)]
-        if present:
-            writer = writer.option("delta.dataSkippingStatsColumns", ",".join(present))
+    if present := [c for c in indexed if _has(union, c)]:
+        writer = writer.option("delta.dataSkippingStatsColumns", ",".join(present))
     writer.partitionBy(PART).save(lane.log)
 
 
