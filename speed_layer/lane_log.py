@@ -61,7 +61,16 @@ def state_rows(epoch: str, view: str, frame: DataFrame) -> DataFrame:
 
 
 def _union(pieces: Iterable[DataFrame]) -> DataFrame:
-    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), pieces)
+    """The pieces as one frame, each ``part`` in one task: one file per part per commit.
+
+    Written as they come, each piece keeps its own partitioning (a view's aggregate has
+    ``spark.sql.shuffle.partitions`` of them), and a micro-batch wrote some 45 small
+    files. Every file costs its writer a task and its readers an open: the serving
+    layer's reload, the rebase and the compaction read every one. One more shuffle of
+    what is written (a micro-batch's contributions and events) is the cheaper side.
+    """
+    union = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), pieces)
+    return union.repartition(PART)
 
 
 def _has(frame: DataFrame, column: str) -> bool:

@@ -72,3 +72,26 @@ def test_a_log_created_without_the_indexed_column_is_created_all_the_same(
 
     assert lane_log.read(spark, lane, lane_log.QUARANTINE).count() == 1
     assert lane_log.read(spark, lane, lane_log.RETAINED).count() == 3
+
+
+def test_a_commit_writes_one_file_per_part(spark, base_settings, tmp_path):
+    lane = _lane(spark, base_settings, tmp_path)
+    spread = spark.range(40).repartition(8).selectExpr("id", "id % 3 AS k")
+    pieces = [
+        lane_log.state_rows("initial", "a", spread),
+        lane_log.state_rows("initial", "b", spread.groupBy("k").count()),
+        lane_log.rows(lane_log.RETAINED, spread),
+    ]
+
+    lane_log.commit(spark, lane, pieces)
+
+    added = spark.read.json(f"{lane.log}/_delta_log/00000000000000000000.json").where(
+        "add IS NOT NULL"
+    )
+    per_part = {
+        r.part: r.files
+        for r in added.groupBy("add.partitionValues.part")
+        .agg(F.count("*").alias("files"))
+        .collect()
+    }
+    assert per_part == {"state/initial/a": 1, "state/initial/b": 1, lane_log.RETAINED: 1}
