@@ -5,41 +5,87 @@ appends the valid decoded events to one Delta table, idempotently
 (``txnAppId``/``txnVersion``, as exactly-once requires): no de-duplication, no views,
 no late-event split, no serving. The freshness and sustainable-rate benchmarks hold the
 speed layer against it.
+
+With ``views``, the same commit also carries every view's contribution over the
+micro-batch alone (``view.compute``), one file per view: the least any design that
+serves these views pays on this engine. It still leaves out what correctness needs
+beyond that (de-duplication, late events, a join's partners from earlier micro-batches,
+merging with the state, serving), so it is a lower bound, not a design.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import reduce
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from event_log.decode import decode_events
+from event_log.catalog import read_catalog
+from event_log.decode import decode_events, event_columns
 from event_log.kafka_source import read_stream
+from infra.topics import end_offsets
 from lk.config import Settings
 from speed_layer.stream import source_offsets
+from views.base import ViewContext
+from views.registry import ViewRegistry
 
 OnCommit = Callable[[DataFrame, int, float], None]
 
 
+def _with_views(batch: DataFrame, registry: ViewRegistry, ctx: ViewContext) -> DataFrame:
+    """The micro-batch's events and each view's contribution over them, as one frame.
+
+    A ``part`` column tells them apart, each kind in a struct column of its own, and
+    each part goes to one task (one file).
+    """
+    events = batch.select(*event_columns(registry.contract))
+    pieces = {"events": batch, **{v.name: v.compute(events, ctx) for v in registry}}
+    frames = [
+        frame.select(
+            F.lit(name).alias("part"),
+            F.struct(*[F.col(f"`{c}`") for c in frame.columns]).alias(name),
+        )
+        for name, frame in pieces.items()
+    ]
+    union = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+    return union.repartition("part")
+
+
 def start_floor(
-    spark: SparkSession, settings: Settings, on_commit: OnCommit | None = None
+    spark: SparkSession,
+    settings: Settings,
+    on_commit: OnCommit | None = None,
+    views: ViewRegistry | None = None,
 ) -> tuple[StreamingQuery, list[float]]:
     """Start the floor query; returns it and the list its micro-batch durations go to.
 
     ``on_commit(batch, batch_id, committed_at)`` runs after each micro-batch's commit,
-    on the (persisted) batch, e.g. to note when a probe became visible.
+    on the (persisted) batch, e.g. to note when a probe became visible. ``views``: the
+    views whose contributions the same commit carries (the module docstring).
     """
     table = f"{settings.storage.uri()}/floor_events"
     durations: list[float] = []
+
+    def writer(batch: DataFrame) -> DataFrameWriter:
+        return batch.write
+
+    if views is not None:
+        catalog_ends = end_offsets(settings, settings.kafka.catalog_topic)
+        ctx = ViewContext(settings.views, read_catalog(spark, settings, catalog_ends).persist())
+
+        def writer(batch: DataFrame) -> DataFrameWriter:
+            frame = _with_views(batch, views, ctx)
+            return frame.write.partitionBy("part").option("mergeSchema", "true")
 
     def append(batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
         batch = batch.persist()
         (
-            batch.write.format("delta")
+            writer(batch)
+            .format("delta")
             .mode("append")
             .option("txnAppId", "floor")
             .option("txnVersion", batch_id)

@@ -10,6 +10,8 @@ fell behind it (a run whose generator fell behind is marked invalid). Every
   (:mod:`benchmarks.floor`: read, decode, idempotent append to one Delta table), in
   this process. A probe is visible when the micro-batch that carries it has committed.
 * ``floor-tuned`` - the same with the engine's knobs set for latency (``TUNED``).
+* ``floor-views`` - the tuned floor whose commit also carries each view's contribution
+  over the micro-batch: the least any design serving these views pays here.
 * ``lk`` / ``lk-tuned`` - ``lk speed`` (Lambda) and ``lk serve`` in subprocesses, with
   the default settings / the same knobs. A probe is visible when its cart line is in
   ``GET /views/cart_state`` over HTTP.
@@ -53,6 +55,7 @@ from measure.generator import ScheduleReport, SteadyGenerator, SteadyPlan
 from measure.live import PROBE_BASE
 from measure.machine import broker, machine
 from measure.stats import summary
+from views.registry import ViewRegistry, default_registry
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "freshness.json"
@@ -226,7 +229,12 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     return result
 
 
-def run_floor(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+def run_floor(
+    settings: Settings,
+    args: argparse.Namespace,
+    workdir: Path,
+    views: ViewRegistry | None = None,
+) -> dict[str, Any]:
     """The floor query (:mod:`benchmarks.floor`); a probe is visible once committed."""
     spark = build_session(settings, app_name="lk-freshness-floor")
     seen: dict[int, float] = {}
@@ -238,7 +246,7 @@ def run_floor(settings: Settings, args: argparse.Namespace, workdir: Path) -> di
         for row in probes.collect():
             seen.setdefault(row.user_id, committed)
 
-    query, durations = start_floor(spark, settings, note)
+    query, durations = start_floor(spark, settings, note, views)
     try:
         warm_up(settings, workdir, lambda: bool(seen))
         durations.clear()
@@ -253,9 +261,15 @@ def run_floor(settings: Settings, args: argparse.Namespace, workdir: Path) -> di
     return result
 
 
+def run_floor_views(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """The floor whose commit also carries the five views' contributions."""
+    return run_floor(settings, args, workdir, default_registry())
+
+
 CONTENDERS = {
     "floor": (run_floor, False),
     "floor-tuned": (run_floor, True),
+    "floor-views": (run_floor_views, True),
     "lk": (run_lk, False),
     "lk-tuned": (run_lk, True),
 }
@@ -272,7 +286,7 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
     for lk in ("lk", "lk-tuned"):
         if lk not in p99:
             continue
-        for floor in ("floor", "floor-tuned"):
+        for floor in ("floor", "floor-tuned", "floor-views"):
             if floor in p99:
                 out[f"{lk}_p99_over_{floor}_p99"] = round(p99[lk] / p99[floor], 2)
         median = results[lk].get("median_micro_batch_seconds")

@@ -1,0 +1,37 @@
+"""The floors the speed layer is held to, on the real broker: what each commit carries."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import functions as F
+
+from benchmarks.floor import start_floor
+from event_log.generator import WorkloadSpec
+from lk.config import Settings
+from oracle import consume_all, decode
+from tests.support.kafka import produce_spec
+from views.registry import default_registry
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_views_floor_commits_the_events_and_every_view_once(spark, topic_settings: Settings):
+    produce_spec(topic_settings, WorkloadSpec(events=400, seed=5, users=10, products=5))
+    valid, _ = decode(consume_all(topic_settings, topic_settings.kafka.events_topic))
+    registry = default_registry()
+
+    query, durations = start_floor(spark, topic_settings, views=registry)
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+
+    table = f"{topic_settings.storage.uri()}/floor_events"
+    log = spark.read.json(f"{table}/_delta_log/*.json")
+    files = log.where("add IS NOT NULL").groupBy("add.partitionValues.part").count()
+    parts = {r.part: r["count"] for r in files.collect()}
+    assert set(parts) == {"events", *(v.name for v in registry)}
+    assert len(durations) == log.where("commitInfo IS NOT NULL").count()
+    assert all(count == len(durations) for count in parts.values())  # one file per commit
+    events = spark.read.format("delta").load(table).where(F.col("part") == "events")
+    assert events.count() == len(valid)  # no de-duplication: every valid record
