@@ -54,6 +54,7 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "processed_rows_per_second": metrics.get("processed_rows_per_second"),
         "median_batch_seconds": phases.get("triggerExecution"),
         "median_phase_seconds": phases,
+        "dedup_state": metrics.get("dedup_state"),
         "view_settings": lane.views,
         **progress.totals(spark, lane),
     }
@@ -70,8 +71,10 @@ def median_phases(recent: list[dict[str, int]]) -> dict[str, float]:
 
     Spark's own phases (``latestOffset``, ``queryPlanning``, ``addBatch``, ``walCommit``,
     ``commitOffsets``, and ``triggerExecution``, the whole micro-batch) and the lane's
-    inside ``addBatch`` (``prepare``, ``count``, ``commit``, ``maintain``); a phase a
-    micro-batch did not report is left out of its median, not counted as zero.
+    inside ``addBatch`` (``prepare``, ``count``, ``commit``, ``maintain``), and the
+    de-duplication state's inside ``count`` (``stateUpdates``, ``stateRemovals``,
+    ``stateCommit``); a phase a micro-batch did not report is left out of its median,
+    not counted as zero.
     """
     phases = sorted({name for durations in recent for name in durations})
     return {

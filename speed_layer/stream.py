@@ -153,6 +153,35 @@ def query_metrics(query: StreamingQuery) -> dict | None:
         "batch_duration_ms": (last.get("durationMs") or {}).get("triggerExecution"),
         "duration_ms": dict(last.get("durationMs") or {}),
         "end_offsets": source_offsets((last.get("sources") or [{}])[0].get("endOffset")),
+        "dedup_state": dedup_state(last),
+    }
+
+
+#: Spark's timings of the de-duplication state (``stateOperators``) as lane phases.
+STATE_PHASES = {
+    "allUpdatesTimeMs": "stateUpdates",
+    "allRemovalsTimeMs": "stateRemovals",
+    "commitTimeMs": "stateCommit",
+}
+
+
+def dedup_state(progress: dict) -> dict | None:
+    """The de-duplication state after a micro-batch: the ids it holds, what keeping it cost.
+
+    Spark evicts expired ids by scanning the whole state on every micro-batch, so the
+    removal time grows with the ids held (up to ``stream.dedup_horizon`` of events),
+    whether or not any expired.
+    """
+    operators = progress.get("stateOperators") or []
+    if not operators:
+        return None
+    state = operators[0]
+    return {
+        "rows": state.get("numRowsTotal"),
+        "rows_updated": state.get("numRowsUpdated"),
+        "rows_removed": state.get("numRowsRemoved"),
+        "memory_bytes": state.get("memoryUsedBytes"),
+        **{phase: state.get(key) for key, phase in STATE_PHASES.items()},
     }
 
 
@@ -178,7 +207,8 @@ class _Tally:
 
     Besides Spark's own durations (``durationMs``: planning, ``addBatch``, the WAL and
     commit writes), each micro-batch's phases inside ``addBatch`` are kept
-    (:attr:`MicroBatchProcessor.timings`), so ``lk status`` can say where the time goes.
+    (:attr:`MicroBatchProcessor.timings`), and the de-duplication state's own timings
+    inside ``count`` (:data:`STATE_PHASES`), so ``lk status`` can say where the time goes.
     """
 
     spark: SparkSession
@@ -193,7 +223,16 @@ class _Tally:
         metrics = query_metrics(query)
         if not metrics or metrics["batch_id"] == self.last_id:
             return
-        phases = {**metrics["duration_ms"], **timings.get(metrics["batch_id"], {})}
+        state = metrics["dedup_state"] or {}
+        phases = {
+            **metrics["duration_ms"],
+            **timings.get(metrics["batch_id"], {}),
+            **{
+                phase: state[phase]
+                for phase in STATE_PHASES.values()
+                if state.get(phase) is not None
+            },
+        }
         self.recent_phases = [*self.recent_phases, phases][-RECENT:]
         write_metrics(self.spark, self.lane, {**metrics, "recent_phase_ms": self.recent_phases})
         self.last_id = metrics["batch_id"]

@@ -80,6 +80,16 @@ def status_command(
             "of which (median s)",
             "  ".join(f"{name} {phases[name]}" for name in inside if name in phases) or "-",
         )
+        if state := lane.get("dedup_state"):
+            scans = [
+                f"{name} {phases[name]}"
+                for name in ("stateUpdates", "stateRemovals", "stateCommit")
+                if name in phases
+            ]
+            table.add_row(
+                "de-duplication state",
+                f"{state['rows']:,} ids ({'  '.join(scans) or '-'}, median s)",
+            )
         table.add_row("late (excluded) per view", json.dumps(lane["late_rows"]))
         table.add_row("quarantined", str(lane["quarantined_rows"]))
     else:

@@ -48,7 +48,13 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
     assert {r.status for r in labelled if r.window_start == first_window} == {"final"}
 
     # where the micro-batches' time went: Spark's phases and the lane's inside addBatch
-    phases = lane_status(spark, settings, LAMBDA_LANE)["median_phase_seconds"]
+    status = lane_status(spark, settings, LAMBDA_LANE)
+    phases = status["median_phase_seconds"]
     inside = {"prepare", "count", "commit", "maintain"}
     assert inside | {"addBatch", "walCommit", "triggerExecution"} <= phases.keys()
     assert phases["commit"] <= phases["addBatch"] <= phases["triggerExecution"]
+    assert {"stateUpdates", "stateRemovals", "stateCommit"} <= phases.keys()
+
+    # nothing has expired yet: one de-duplication id per distinct event or malformed record
+    valid, malformed = oracle.decode(consume_all(settings, settings.kafka.events_topic))
+    assert status["dedup_state"]["rows"] == len({e.event_id for e in valid}) + len(malformed)
