@@ -408,31 +408,30 @@ class MicroBatchProcessor:
         )
 
     def _maintain(self, epoch: Epoch, batch_id: int, clock: datetime | None) -> None:
-        """Some micro-batches take one more commit: a view's state merged, old events dropped.
+        """Every few micro-batches, one more commit: the state merged, old events dropped.
 
         Readers see the same rows before and after: the merge rule is applied to the
         state on read anyway, and the dropped events are older than anything a rebase
-        or a join can still need. Each view is compacted every ``stream.compact_every``
-        micro-batches, the views staggered over that span (:func:`compaction_due`).
+        or a join can still need.
         """
-        views = list(self.registry)
-        every = self.settings.stream.compact_every
-        due = [v for i, v in enumerate(views) if compaction_due(batch_id, every, i, len(views))]
+        compact = batch_id > 0 and batch_id % self.settings.stream.compact_every == 0
         prune = batch_id > 0 and batch_id % PRUNE_EVERY == 0 and clock is not None
+        if not (compact or prune):
+            return
         parts: list[str] = []
         pieces: list[DataFrame] = []
-        for view in due:
-            table = lane_log.state_table(self.lane, epoch.id, view.name)
-            parts.append(table.part)
-            pieces.append(
-                lane_log.state_rows(epoch.id, view.name, view.merge(table.read(self.spark)))
-            )
-        if prune and clock is not None:
-            retained = lane_log.read(self.spark, self.lane, lane_log.RETAINED)
-            if retained is not None:
-                parts.append(lane_log.RETAINED)
-                kept = retained.where(~self._prunable(epoch, F.lit(clock - self._keep_back())))
-                pieces.append(lane_log.rows(lane_log.RETAINED, kept))
+        if compact:
+            for view in self.registry:
+                table = lane_log.state_table(self.lane, epoch.id, view.name)
+                parts.append(table.part)
+                pieces.append(
+                    lane_log.state_rows(epoch.id, view.name, view.merge(table.read(self.spark)))
+                )
+        retained = lane_log.read(self.spark, self.lane, lane_log.RETAINED) if prune else None
+        if retained is not None:
+            parts.append(lane_log.RETAINED)
+            kept = retained.where(~self._prunable(epoch, F.lit(clock - self._keep_back())))
+            pieces.append(lane_log.rows(lane_log.RETAINED, kept))
         if pieces:
             lane_log.replace(self.spark, self.lane, parts, pieces)
 
@@ -457,16 +456,6 @@ class MicroBatchProcessor:
         """
         old = F.col(self.time) < since
         return (below(epoch.cutoff) & old) if epoch.keeps_history else old
-
-
-def compaction_due(batch_id: int, every: int, index: int, views: int) -> bool:
-    """Whether the ``index``-th of ``views`` views is compacted after micro-batch ``batch_id``.
-
-    Every view once every ``every`` micro-batches, the views spread over that span:
-    rewriting every view's state in one micro-batch made that micro-batch several
-    seconds longer than the others, and set the lane's p99 freshness.
-    """
-    return batch_id > 0 and (batch_id - index * every // views) % every == 0
 
 
 def partners_of(view: View, own: DataFrame, context: DataFrame) -> DataFrame:
