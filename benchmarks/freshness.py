@@ -221,6 +221,7 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
         streaming = json.loads(status.stdout)["streaming"]
         result["median_micro_batch_seconds"] = streaming["median_batch_seconds"]
         result["median_phase_seconds"] = streaming["median_phase_seconds"]
+        result["dedup_state"] = streaming.get("dedup_state")
     except (ValueError, KeyError, TypeError):
         result["status_error"] = status.stderr[-2000:]
     # micro-batch by micro-batch (the newest 50), to see a phase that grows with the run
