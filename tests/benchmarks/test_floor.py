@@ -9,6 +9,7 @@ from benchmarks.floor import start_floor
 from event_log.generator import WorkloadSpec
 from lk.config import Settings
 from oracle import consume_all, decode
+from tests.support.delta import commits, files_added_per_part
 from tests.support.kafka import produce_spec
 from views.registry import default_registry
 
@@ -27,11 +28,9 @@ def test_the_views_floor_commits_the_events_and_every_view_once(spark, topic_set
         query.stop()
 
     table = f"{topic_settings.storage.uri()}/floor_events"
-    log = spark.read.json(f"{table}/_delta_log/*.json")
-    files = log.where("add IS NOT NULL").groupBy("add.partitionValues.part").count()
-    parts = {r.part: r["count"] for r in files.collect()}
+    parts = files_added_per_part(spark, table)
     assert set(parts) == {"events", *(v.name for v in registry)}
-    assert len(durations) == log.where("commitInfo IS NOT NULL").count()
+    assert len(durations) == commits(spark, table)
     assert all(count == len(durations) for count in parts.values())  # one file per commit
     events = spark.read.format("delta").load(table).where(F.col("part") == "events")
     assert events.count() == len(valid)  # no de-duplication: every valid record

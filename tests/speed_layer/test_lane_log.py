@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from lk.tables import Tables
 from speed_layer import lane_log
 from speed_layer.lane import open_lane
+from tests.support.delta import files_added_per_part
 
 pytestmark = pytest.mark.integration
 INDEXED = (f"{lane_log.RETAINED}.event_time",)
@@ -85,13 +86,8 @@ def test_a_commit_writes_one_file_per_part(spark, base_settings, tmp_path):
 
     lane_log.commit(spark, lane, pieces)
 
-    added = spark.read.json(f"{lane.log}/_delta_log/00000000000000000000.json").where(
-        "add IS NOT NULL"
-    )
-    per_part = {
-        r.part: r.files
-        for r in added.groupBy("add.partitionValues.part")
-        .agg(F.count("*").alias("files"))
-        .collect()
+    assert files_added_per_part(spark, lane.log) == {
+        "state/initial/a": 1,
+        "state/initial/b": 1,
+        lane_log.RETAINED: 1,
     }
-    assert per_part == {"state/initial/a": 1, "state/initial/b": 1, lane_log.RETAINED: 1}
