@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import oracle
+from compare.called import CalledFunctions
 from compare.correctness import compare_rows, keyed
 from compare.expected import OracleLog, full_views, late_by_contract
 from compare.metrics import freshness, handoff, window_delays, windows_over_time
@@ -265,26 +266,18 @@ def late_data(
     return out
 
 
-def loaded_lines() -> dict[str, int]:
-    """Platform modules this process imported and their lines of code (no blanks/comments)."""
-    out = {}
-    for name, module in sorted(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if (
-            not path
-            or not path.endswith(".py")
-            or "/.venv/" in path
-            or not path.startswith(str(REPO))
-            or name.startswith(("compare", "measure", "tests"))
-        ):
-            continue
-        lines = Path(path).read_text().splitlines()
-        out[name] = sum(1 for line in lines if line.strip() and not line.strip().startswith("#"))
-    return out
+#: What runs the scenario and checks it, not the design: left out of the code it ran.
+HARNESS = ("compare/", "measure/", "oracle/", "tests/")
 
 
 def run(job: dict[str, Any]) -> dict[str, Any]:
     """The whole scenario of one design; the figures as a dict."""
+    with CalledFunctions(REPO, HARNESS) as called:
+        return _scenario(job, called)
+
+
+def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
+    """The scenario itself; ``called`` records the platform code it runs."""
     from lk.spark import build_session
     from oracle import consume_all
 
@@ -428,7 +421,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         "scheduled_jobs": 1 if live["nightly"] else 0,
         "tables": kept["tables"],
         "checkpoints": kept["checkpoint_dirs"],
-        "modules": loaded_lines(),
+        "functions": called.lines(),
     }
     result["log"] = {
         "events_records": offsets,

@@ -129,20 +129,20 @@ def late_table(runs: Sequence[dict]) -> dict[str, list[dict[str, Any]]]:
 
 
 def lines_of_code(runs: Sequence[dict]) -> dict[str, Any]:
-    """Lines of the platform modules each design loaded; shared code counted once."""
-    loaded = {r["design"]: r["complexity"]["modules"] for r in runs}
-    if len(loaded) < 2:
-        return {"per_design": {d: sum(m.values()) for d, m in loaded.items()}}
-    designs = sorted(loaded)
-    shared = set.intersection(*(set(m) for m in loaded.values()))
-    size = {name: lines for m in loaded.values() for name, lines in m.items()}
+    """Lines of the platform functions each design called; what both called, counted once."""
+    called = {r["design"]: r["complexity"]["functions"] for r in runs}
+    if len(called) < 2:
+        return {"per_design": {d: sum(f.values()) for d, f in called.items()}}
+    designs = sorted(called)
+    shared = set.intersection(*(set(f) for f in called.values()))
+    size = {name: lines for f in called.values() for name, lines in f.items()}
     return {
         "shared_lines": sum(size[n] for n in shared),
-        "shared_modules": len(shared),
-        "own_lines": {d: sum(v for n, v in loaded[d].items() if n not in shared) for d in designs},
-        "own_modules": {d: sorted(n for n in loaded[d] if n not in shared) for d in designs},
-        "note": "lines (no blanks, no comments) of the platform modules each design's process "
-        "imported; modules both imported are shown once, as shared",
+        "shared_functions": len(shared),
+        "own_lines": {d: sum(v for n, v in called[d].items() if n not in shared) for d in designs},
+        "own_functions": {d: sorted(n for n in called[d] if n not in shared) for d in designs},
+        "note": "lines holding code in the platform functions each design's process called "
+        "(the harness and the oracle left out); functions both called are shown once, as shared",
     }
 
 
