@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 from pathlib import Path
@@ -42,11 +43,12 @@ class CalledFunctions:
         """``module.function:line`` -> the lines of its body that hold code.
 
         A nested function's body is its own entry (Python compiles it apart), so no line
-        counts twice; module bodies (imports, definitions) are not counted.
+        counts twice; module and class bodies (imports, definitions, run by a lazy import)
+        are not functions and are not counted.
         """
         out: dict[str, int] = {}
         for code in self._codes:
-            if code.co_name == "<module>":
+            if not code.co_flags & inspect.CO_OPTIMIZED:
                 continue
             module = Path(code.co_filename).relative_to(self._root).with_suffix("")
             body = {line for *_, line in code.co_lines() if line and line != code.co_firstlineno}

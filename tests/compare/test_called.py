@@ -31,9 +31,20 @@ def outer():
 """
 
 
+LAZY = """\
+SIZE = 3
+
+
+class Thing:
+    def size(self):
+        return SIZE
+"""
+
+
 def test_records_the_functions_called_on_every_thread_and_their_lines(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "called_mod.py").write_text(MODULE)
+    (tmp_path / "pkg" / "lazy.py").write_text(LAZY)
     (tmp_path / "harness").mkdir()
     (tmp_path / "harness" / "checks.py").write_text("def check():\n    return True\n")
     sys.path.insert(0, str(tmp_path))
@@ -46,14 +57,16 @@ def test_records_the_functions_called_on_every_thread_and_their_lines(tmp_path: 
             worker.join()
             module.outer()
             checks.check()
+            importlib.import_module("pkg.lazy").Thing().size()
         module.used(2)  # after the hook is gone: not recorded again, nothing new
     finally:
         sys.path.remove(str(tmp_path))
-        for name in ("pkg.called_mod", "pkg", "harness.checks", "harness"):
+        for name in ("pkg.called_mod", "pkg.lazy", "pkg", "harness.checks", "harness"):
             sys.modules.pop(name, None)
 
     assert called.lines() == {
         "pkg.called_mod.used:1": 2,
         "pkg.called_mod.outer:10": 2,
         "pkg.called_mod.outer.<locals>.inner:11": 1,
+        "pkg.lazy.Thing.size:5": 1,  # its module's and class's bodies ran, but are no function
     }
