@@ -57,6 +57,10 @@ def markdown(results: dict[str, Any]) -> str:
         )
     m = results["machine"]
     opts = results["options"]
+    code = results.get("lines_of_code") or {}
+    if "shared_lines" in code:
+        own = ", ".join(f"{d}-only {n:,}" for d, n in code["own_lines"].items())
+        lines += ["", f"Code run ({code['note']}): shared {code['shared_lines']:,} lines; {own}."]
     lines += [
         "",
         f"Workload: {opts['events']:,} history events, live {opts['rate']:g} events/s for "

@@ -73,7 +73,9 @@ def test_report_is_self_contained(tmp_path: Path) -> None:
     page = paths["html"].read_text()
     assert "<script src=" not in page and "<link " not in page  # plotly.js inlined, no CDN
     assert "kappa wins" in page  # the verdict, generated from the literal figures
-    assert "| time to serve new logic | s | 120 | 45 |" in paths["md"].read_text()
+    summary = paths["md"].read_text()
+    assert "| time to serve new logic | s | 120 | 45 |" in summary
+    assert "Code run (n): shared 100 lines; lambda-only 5, kappa-only 3." in summary
 
 
 @pytest.mark.integration
