@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from functools import reduce
 
-from pyspark.sql import DataFrame, DataFrameWriter, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
@@ -27,7 +26,9 @@ from event_log.catalog import read_catalog
 from event_log.decode import decode_events, event_columns
 from event_log.kafka_source import read_stream
 from infra.topics import end_offsets
+from lake.source import PART
 from lk.config import Settings
+from speed_layer import lane_log
 from speed_layer.stream import source_offsets
 from views.base import ViewContext
 from views.registry import ViewRegistry
@@ -38,20 +39,13 @@ OnCommit = Callable[[DataFrame, int, float], None]
 def _with_views(batch: DataFrame, registry: ViewRegistry, ctx: ViewContext) -> DataFrame:
     """The micro-batch's events and each view's contribution over them, as one frame.
 
-    A ``part`` column tells them apart, each kind in a struct column of its own, and
-    each part goes to one task (one file).
+    Laid out as a lane's log is (:mod:`speed_layer.lane_log`): a ``part`` per kind, each
+    in a struct column of its own, each part in one task (one file).
     """
     events = batch.select(*event_columns(registry.contract))
-    pieces = {"events": batch, **{v.name: v.compute(events, ctx) for v in registry}}
-    frames = [
-        frame.select(
-            F.lit(name).alias("part"),
-            F.struct(*[F.col(f"`{c}`") for c in frame.columns]).alias(name),
-        )
-        for name, frame in pieces.items()
-    ]
-    union = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
-    return union.repartition("part")
+    pieces = [lane_log.rows("events", batch)]
+    pieces += [lane_log.rows(view.name, view.compute(events, ctx)) for view in registry]
+    return lane_log.one_frame(pieces)
 
 
 def start_floor(
@@ -68,24 +62,20 @@ def start_floor(
     """
     table = f"{settings.storage.uri()}/floor_events"
     durations: list[float] = []
-
-    def writer(batch: DataFrame) -> DataFrameWriter:
-        return batch.write
-
     if views is not None:
         catalog_ends = end_offsets(settings, settings.kafka.catalog_topic)
         ctx = ViewContext(settings.views, read_catalog(spark, settings, catalog_ends).persist())
 
-        def writer(batch: DataFrame) -> DataFrameWriter:
-            frame = _with_views(batch, views, ctx)
-            return frame.write.partitionBy("part").option("mergeSchema", "true")
-
     def append(batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
         batch = batch.persist()
+        if views is None:
+            writer = batch.write
+        else:
+            frame = _with_views(batch, views, ctx)
+            writer = frame.write.partitionBy(PART).option("mergeSchema", "true")
         (
-            writer(batch)
-            .format("delta")
+            writer.format("delta")
             .mode("append")
             .option("txnAppId", "floor")
             .option("txnVersion", batch_id)

@@ -60,7 +60,7 @@ def state_rows(epoch: str, view: str, frame: DataFrame) -> DataFrame:
     return rows(state_part(epoch, view), frame, view)
 
 
-def _union(pieces: Iterable[DataFrame]) -> DataFrame:
+def one_frame(pieces: Iterable[DataFrame]) -> DataFrame:
     """The pieces as one frame, each ``part`` in one task: one file per part per commit.
 
     Written as they come, each piece keeps its own partitioning (a view's aggregate has
@@ -93,7 +93,7 @@ def commit(
     every write. Delta takes a ``delta.*`` write option as a table property only on the
     write that creates the table and ignores it after, so no check is needed here.
     """
-    union = _union(pieces)
+    union = one_frame(pieces)
     writer = union.write.format("delta").mode("append").option("mergeSchema", "true")
     if present := [c for c in indexed if _has(union, c)]:
         writer = writer.option("delta.dataSkippingStatsColumns", ",".join(present))
@@ -104,7 +104,7 @@ def replace(spark: SparkSession, lane: Lane, parts: list[str], pieces: list[Data
     """Replace every row of ``parts`` with ``pieces`` in one commit (compaction, pruning)."""
     listed = ", ".join("'" + p.replace("'", "''") + "'" for p in parts)
     (
-        _union(pieces)
+        one_frame(pieces)
         .write.format("delta")
         .mode("overwrite")
         .option("replaceWhere", f"{PART} IN ({listed})")
