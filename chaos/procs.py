@@ -73,8 +73,8 @@ class LkProcess:
             ) from None
 
     def tail(self, lines: int = 30) -> str:
-        """The last lines the child printed."""
-        return processes.tail(self.output, lines) or "(no output)"
+        """The lines the child printed that name an error, then its last lines."""
+        return processes.failure_excerpt(self.output, lines) or "(no output)"
 
 
 #: How long a scenario waits for the moment it aims at. Generous: a child that dies ends

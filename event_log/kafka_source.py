@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from kafka.errors import KafkaError
 from pyspark.sql import DataFrame, SparkSession
 
 from lk.config import Settings
@@ -67,3 +68,21 @@ def read_stream(
         .option("maxRecordsPerPartition", str(OFFSETS_PER_TASK))
         .load()
     )
+
+
+#: What Spark's Kafka source says when the log is out of reach for a while: a broker, or a
+#: partition's leader, did not answer in time. Offsets that are gone are never among it.
+_AWAY = ("org.apache.kafka.common.errors.", "org.apache.kafka.common.KafkaException")
+_GONE = ("OffsetOutOfRange", "Some data may have been lost")
+
+
+def log_unreachable(error: BaseException) -> bool:
+    """Whether ``error`` says the log was out of reach (retry later), not that data is gone.
+
+    Both Kafka clients count: Spark's (its message, through py4j) and kafka-python's
+    (a retriable :class:`~kafka.errors.KafkaError`, from offset lookups).
+    """
+    if isinstance(error, KafkaError):
+        return bool(error.retriable)
+    text = str(error)
+    return any(m in text for m in _AWAY) and not any(m in text for m in _GONE)

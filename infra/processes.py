@@ -8,6 +8,7 @@ processes that retitle themselves (Airflow) and outlive the shell that started t
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -61,6 +62,29 @@ def tail(path: Path, lines: int = 25) -> str:
     if not path.exists():
         return ""
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+#: A line that names an error: ``SomeError: why`` or Spark's ``terminated with exception``.
+_ERROR_LINE = re.compile(r"\w(Error|Exception)\b[^ ]*:|terminated with exception")
+
+
+def failure_excerpt(path: Path, lines: int = 25, errors: int = 5) -> str:
+    """The first lines of a process's output that name an error, then its last lines.
+
+    A failed Spark query prints its reason once, above a logical plan of a hundred lines:
+    the tail alone shows the plan and hides why it failed.
+    """
+    if not path.exists():
+        return ""
+    named = dict.fromkeys(
+        line.strip()
+        for line in path.read_text(errors="replace").splitlines()
+        if _ERROR_LINE.search(line)
+    )
+    last = tail(path, lines)
+    if not named:
+        return last
+    return "\n".join([*list(named)[:errors], "...", last])
 
 
 def stop_child(child: subprocess.Popen, timeout_s: float = 30.0) -> None:

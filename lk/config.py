@@ -164,6 +164,13 @@ class StreamSettings(_Section):
         10, ge=1, description="micro-batches between rewrites of a view's state, merged"
     )
     dedup_horizon: Duration = timedelta(minutes=30)
+    log_outage: Duration = Field(
+        timedelta(minutes=5),
+        description=(
+            "how long a lane restarts from its checkpoint while Kafka is out of reach "
+            "before it fails; a micro-batch committed in between starts the clock again"
+        ),
+    )
 
 
 class RuleSettings(_Section):

@@ -125,4 +125,4 @@ def stop(settings: Settings, name: str, timeout_s: float = 60.0) -> bool:
 
 def output_tail(settings: Settings, name: str, lines: int = 20) -> str:
     """The last lines ``name`` printed (for failure messages)."""
-    return processes.tail(_file(settings, name, "out"), lines) or "(no output)"
+    return processes.failure_excerpt(_file(settings, name, "out"), lines) or "(no output)"

@@ -15,7 +15,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from event_log.contract import EventContract
 from event_log.decode import decode_events
-from event_log.kafka_source import read_stream
+from event_log.kafka_source import log_unreachable, read_stream
 from infra.topics import end_offsets, start_offsets
 from lk import storage
 from lk.config import Settings, format_duration
@@ -28,6 +28,8 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 Progress = Callable[[dict], None]
+#: What a lane logs when it restarts because the log was out of reach (chaos counts it).
+LOG_AWAY = "the log is out of reach"
 RECENT = 50  # micro-batches whose phase durations ``_metrics.json`` keeps (for medians)
 
 
@@ -257,6 +259,34 @@ def _await_progress(query: StreamingQuery, batch_id: int | None, timeout_s: floa
             return
 
 
+@dataclass
+class _Outage:
+    """How long the log has been out of reach, counted across restarts of a lane.
+
+    A micro-batch committed since the last failure ends the outage: a lane that
+    recovers and fails again later gets the whole ``stream.log_outage`` again.
+    """
+
+    limit_s: float
+    since: float | None = None
+    batches_then: int = 0
+    restarts: int = 0
+
+    def goes_on(self, batches: int) -> bool:
+        """Record a failure; whether the lane may restart (and after waiting how long)."""
+        now = time.monotonic()
+        if self.since is None or batches > self.batches_then:
+            self.since, self.restarts = now, 0
+        self.batches_then = batches
+        self.restarts += 1
+        return now - self.since < self.limit_s
+
+    @property
+    def backoff_s(self) -> float:
+        """1, 2, 4 ... seconds between restarts, at most 30."""
+        return float(min(2 ** (self.restarts - 1), 30))
+
+
 def run_lane(
     spark: SparkSession,
     settings: Settings,
@@ -274,18 +304,25 @@ def run_lane(
     Between micro-batches the lane follows its epoch (:meth:`MicroBatchProcessor.
     follow_epoch`): a batch run published while no new events arrive is served anyway,
     once before the query starts and then at every poll.
+
+    A lane whose log goes out of reach (a broker restarting, a leader moving) restarts
+    from its checkpoint, backing off, for up to ``stream.log_outage``: what it had
+    committed stays committed, and the micro-batch it was in runs again, as after a crash.
     """
     started = time.perf_counter()
     check_views(spark, registry, settings)
     target = end_offsets(settings, settings.kafka.events_topic) if until_caught_up else {}
     tally = _Tally(spark, lane, on_progress)
-    for attempt in range(restarts + 1):
-        lane = tally.lane = recover(spark, lane)
-        check_retained(spark, settings, lane)
-        processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
-        processor.follow_epoch()
-        query = start_lane(spark, settings, lane, processor, catching_up=until_caught_up)
+    outage = _Outage(settings.stream.log_outage.total_seconds())
+    bug_restarts = 0
+    while True:
+        query: StreamingQuery | None = None
         try:
+            lane = tally.lane = recover(spark, lane)
+            check_retained(spark, settings, lane)
+            processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
+            processor.follow_epoch()
+            query = start_lane(spark, settings, lane, processor, catching_up=until_caught_up)
             while query.isActive:
                 query.awaitTermination(poll_s)
                 processor.follow_epoch()
@@ -302,17 +339,30 @@ def run_lane(
         except KeyboardInterrupt:
             log.info("stopping lane %s", lane.name)
             break
+        except EventsLostError:
+            raise
         except Exception as error:
-            if attempt < restarts and _is_restart_metrics_bug(error):
+            headline = str(error).splitlines()[0] if str(error) else type(error).__name__
+            if bug_restarts < restarts and _is_restart_metrics_bug(error):
+                bug_restarts += 1
                 log.warning(
-                    "lane %s: restarting after Spark's restart bug: %s",
-                    lane.name,
-                    str(error).splitlines()[0],
+                    "lane %s: restarting after Spark's restart bug: %s", lane.name, headline
                 )
+                continue
+            if log_unreachable(error) and outage.goes_on(tally.batches):
+                log.warning(
+                    "lane %s: %s (%s); restart %d in %.0f s",
+                    lane.name,
+                    LOG_AWAY,
+                    headline,
+                    outage.restarts,
+                    outage.backoff_s,
+                )
+                time.sleep(outage.backoff_s)
                 continue
             raise RuntimeError(f"lane {lane.name} failed: {error}") from error
         finally:
-            if query.isActive:
+            if query is not None and query.isActive:
                 query.stop()
     return LaneRun(
         lane=lane.name,

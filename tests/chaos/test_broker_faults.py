@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from chaos.scenarios import broker, cluster
@@ -23,4 +25,7 @@ def test_one_node_of_three_killed_under_produce_loses_no_acknowledged_record(ben
 
 
 def test_broker_restart_under_the_speed_layer_needs_no_operator(bench) -> None:
-    assert_clean(broker.run_speed(bench, SEED))
+    outcome = broker.run_speed(bench, SEED)
+    assert_clean(outcome)
+    restarts = re.search(r"restarted its lane (\d+) times", "\n".join(outcome.notes))
+    assert restarts is not None and int(restarts[1]) >= 1, outcome.notes  # the outage was felt
