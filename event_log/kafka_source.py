@@ -72,7 +72,11 @@ def read_stream(
 
 #: What Spark's Kafka source says when the log is out of reach for a while: a broker, or a
 #: partition's leader, did not answer in time. Offsets that are gone are never among it.
-_AWAY = ("org.apache.kafka.common.errors.", "org.apache.kafka.common.KafkaException")
+_AWAY = (
+    "org.apache.kafka.common.errors.",
+    "org.apache.kafka.common.KafkaException",
+    "Cannot fetch record for offset",  # an executor's poll came back empty for too long
+)
 _GONE = ("OffsetOutOfRange", "Some data may have been lost")
 
 
