@@ -37,6 +37,25 @@ class EventsLostError(RuntimeError):
     """Retention deleted events a lane had not read yet; the message names the lane and ranges."""
 
 
+class LaneFailedError(RuntimeError):
+    """A lane's query failed; the message is why, without the query's plan that follows it.
+
+    Spark's failure text is its reason (an exception, or the Python traceback from
+    ``foreachBatch``) and then a logical plan of a hundred lines; the cause keeps it all.
+    """
+
+    def __init__(self, lane: str, error: BaseException) -> None:
+        reason = str(error).split("=== Streaming Query ===")[0].strip() or type(error).__name__
+        lines = reason.splitlines()
+        if len(lines) > REASON_LINES:
+            lines = [*lines[:REASON_LINES], f"... ({len(lines) - REASON_LINES} more lines)"]
+        super().__init__(f"lane {lane} failed: " + "\n".join(lines))
+
+
+#: How many lines of a failed query's reason a :class:`LaneFailedError` keeps.
+REASON_LINES = 40
+
+
 def check_retained(spark: SparkSession, settings: Settings, lane: Lane) -> None:
     """Refuse to go on if the log no longer holds the next offset the lane has to read.
 
@@ -360,7 +379,7 @@ def run_lane(
                 )
                 time.sleep(outage.backoff_s)
                 continue
-            raise RuntimeError(f"lane {lane.name} failed: {error}") from error
+            raise LaneFailedError(lane.name, error) from error
         finally:
             if query is not None and query.isActive:
                 query.stop()

@@ -35,11 +35,13 @@ def speed_command(
             f"{metrics['processed_rows_per_second'] or 0:.0f} rows/s"
         )
 
-    from speed_layer.stream import EventsLostError
+    from speed_layer.stream import EventsLostError, LaneFailedError
 
     with (
         ExitStack() as stack,
-        failures_as_exit(detached.AlreadyRunningError, ViewNotReadyError, EventsLostError),
+        failures_as_exit(
+            detached.AlreadyRunningError, ViewNotReadyError, EventsLostError, LaneFailedError
+        ),
     ):
         if not until_caught_up:
             # The long-running job holds a PID file: the Airflow watchdog checks it, and a

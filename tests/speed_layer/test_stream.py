@@ -67,3 +67,21 @@ def test_restarts_back_off_to_at_most_half_a_minute():
     for _ in range(10):
         outage.goes_on(batches=0)
     assert outage.backoff_s == 30
+
+
+def test_a_failed_lane_says_why_without_the_plan():
+    spark_text = (
+        "[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: "
+        "org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node\n"
+        "\n=== Streaming Query ===\nIdentifier: lambda_speed\n\nCurrent Logical Plan:\n"
+        + "\n".join(f"   +- Project [column#{n}]" for n in range(100))
+    )
+    message = str(stream.LaneFailedError("lambda-speed", RuntimeError(spark_text)))
+    assert message == (
+        "lane lambda-speed failed: [STREAM_FAILED] Query [id = 1, runId = 2] terminated with "
+        "exception: org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node"
+    )
+    traceback = "\n".join(f"  line {n}" for n in range(100))
+    long = str(stream.LaneFailedError("kappa-v2", ValueError(traceback))).splitlines()
+    assert len(long) == stream.REASON_LINES + 1
+    assert long[-1] == "... (60 more lines)"
