@@ -191,6 +191,8 @@ def main() -> None:
             "pieces": "each computed alone first" if args.per_piece else "not timed",
             "seconds": round(time.perf_counter() - started, 1),
             "codegen_cache_max_entries": spark.conf.get("spark.sql.codegen.cache.maxEntries"),
+            "spark_conf": settings.spark.conf,
+            "driver_java_options": settings.spark.driver_java_options,
             "median_after_warm_up": summary(rows),
             "micro_batches": rows,
         }
