@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.markup import escape
 
 from lk.cli import airflow, infra, kappa
 from lk.cli.batch import batch_command
@@ -39,7 +40,7 @@ app.command("compare")(compare_command)
 
 
 def main() -> None:
-    """Console-script entry point; a missing set-up step is a message, not a traceback."""
+    """Console-script entry point; a missing set-up step or an absent broker is a message."""
     from infra.jars import MissingJarsError
     from lk.cli.common import err_console
 
@@ -48,6 +49,16 @@ def main() -> None:
     except MissingJarsError as err:
         err_console.print(f"[red]set-up missing:[/red] {err}")
         raise SystemExit(2) from None
+    except Exception as err:
+        from event_log.kafka_source import log_unreachable
+
+        if not log_unreachable(err):
+            raise
+        err_console.print(
+            f"[red]Kafka out of reach:[/red] {escape(str(err).splitlines()[0])}. Is the broker "
+            "up (`lk infra up`), and kafka.bootstrap_servers (LK_KAFKA__BOOTSTRAP_SERVERS) right?"
+        )
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":
