@@ -16,6 +16,10 @@ Rows are JSON objects with timestamps as ISO-8601 UTC strings ending in ``Z`` an
 decimals as numbers. View responses carry ``X-Table-Version``, ``X-Refreshed-At``
 (when that version was loaded), ``X-Checked-At`` and ``X-Serving-Source`` headers.
 A :class:`~serving_layer.refresh.Refresher` keeps the copies current in the background.
+
+Bodies are written with orjson, not through FastAPI's response models (a view of many
+rows is serialised per request); the models below document every answer in the
+OpenAPI description at ``/openapi.json``, which the tests hold the API to (schemathesis).
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI, HTTPException, Request
+from fastapi import Path as PathParam
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
+from pydantic import BaseModel
 
 from serving_layer.refresh import Refresher, ServedState
 from serving_layer.snapshot import FilterValueError, ViewSnapshot, render
@@ -36,6 +42,76 @@ from views.registry import UnknownViewError
 
 _HEALTH_FIELDS = ("served", "version", "rows", "refreshed_at", "behind", "reason")
 RELOAD_WAIT_S = 60.0  # how long a request for an idle view waits for its reload
+
+
+class Problem(BaseModel):
+    """Why a request was refused, or could not be answered yet."""
+
+    detail: str
+
+
+class Column(BaseModel):
+    """A presented column and its Spark type."""
+
+    name: str
+    type: str
+
+
+class ViewInfo(BaseModel):
+    """A registered view: its key, columns and what is served of it."""
+
+    name: str
+    key: list[str]
+    columns: list[Column] | None
+    version: int | None
+    rows: int | None
+    refreshed_at: str | None
+    served: bool
+    behind: bool
+    reason: str | None
+
+
+class ViewHealth(BaseModel):
+    """What ``/health`` says of one view."""
+
+    served: bool
+    version: int | None
+    rows: int | None
+    refreshed_at: str | None
+    behind: bool
+    reason: str | None
+
+
+class Health(BaseModel):
+    """Readiness (``ok`` once views are loaded), mode, serving source, each view."""
+
+    status: str
+    mode: str | None
+    source: str | None
+    checked_at: str | None
+    refresh_interval_s: float
+    error: str | None
+    views: dict[str, ViewHealth]
+
+
+def _documented(model: type[BaseModel] | Any, description: str) -> dict[str, Any]:
+    return {"model": model, "description": description}
+
+
+_REFUSED = {
+    400: _documented(Problem, "an unknown column, or a value not of the column's type"),
+    404: _documented(Problem, "no view of that name"),
+    503: _documented(Problem, "the view is not loaded yet, or is being reloaded"),
+}
+_VERSION_HEADERS = {
+    name: {"description": what, "schema": {"type": "string"}}
+    for name, what in {
+        "X-Table-Version": "the served table's Delta version",
+        "X-Refreshed-At": "when that version was loaded",
+        "X-Checked-At": "when the serving source was last checked",
+        "X-Serving-Source": "what is served (batch run, lane, Kappa version)",
+    }.items()
+}
 
 
 def _json(body: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -120,7 +196,14 @@ def create_app(refresher: Refresher) -> FastAPI:
     app.state.refresher = refresher
     views = refresher.registry
 
-    @app.get("/health")
+    @app.get(
+        "/health",
+        response_class=Response,
+        responses={
+            200: _documented(Health, "every view is loaded"),
+            503: _documented(Health, "not ready: a view is not loaded yet"),
+        },
+    )
     async def health() -> Response:
         """Readiness, mode, serving source and the served version of every view."""
         state = refresher.state
@@ -138,14 +221,45 @@ def create_app(refresher: Refresher) -> FastAPI:
             body["views"][view.name] = {k: info[k] for k in _HEALTH_FIELDS}
         return _json(body, 200 if state.ready else 503)
 
-    @app.get("/views")
+    @app.get(
+        "/views",
+        response_class=Response,
+        responses={200: _documented(list[ViewInfo], "every registered view")},
+    )
     async def list_views() -> Response:
         """Every registered view: key columns, presented columns, served version."""
         state = refresher.state
         return _json([_view_info(state, v.name, v.key) for v in views])
 
-    @app.get("/views/{name}")
-    async def read(name: str, request: Request) -> Response:
+    @app.get(
+        "/views/{name}",
+        response_class=Response,
+        responses={
+            200: {
+                **_documented(list[dict[str, Any]], "the matching rows, in the view's order"),
+                "headers": _VERSION_HEADERS,
+            },
+            **_REFUSED,
+        },
+        openapi_extra={
+            "parameters": [
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "required": False,
+                    "description": "at most this many rows",
+                    "schema": {"type": "integer", "minimum": 0},
+                }
+            ]
+        },
+    )
+    async def read(
+        request: Request,
+        name: str = PathParam(
+            description="a registered view; filter its rows with ``column=value`` queries",
+            json_schema_extra={"enum": [v.name for v in views]},
+        ),
+    ) -> Response:
         """Rows of view ``name`` equal to the query's ``column=value`` filters."""
         try:
             views.get(name)

@@ -22,3 +22,17 @@ def served(spark, kafka_settings) -> Settings:
     result = run_batch(spark, settings)
     assert not result.skipped and result.run.status == "published"
     return settings
+
+
+@pytest.fixture(scope="package")
+def client(spark, served):
+    """The read API over ``served``, its views loaded (its refresher runs for the package)."""
+    from fastapi.testclient import TestClient
+
+    from lk.wiring import build
+    from serving_layer.api import create_app
+
+    app = create_app(build(served).refresher(spark=spark, interval=0.5))
+    with TestClient(app) as client:
+        assert app.state.refresher.wait_until_loaded(timeout=300)
+        yield client

@@ -11,7 +11,6 @@ from fastapi.testclient import TestClient
 
 from lake.source import ServingSource, StateTable
 from lk.storage import delta_version as table_version
-from lk.wiring import build
 from oracle import consume_all
 from serving_layer.api import create_app
 from serving_layer.refresh import Refresher
@@ -43,14 +42,6 @@ ORDER = {
     "conversions": ("window_start",),
     "cart_state": ("user_id", "product_id"),
 }
-
-
-@pytest.fixture(scope="module")
-def client(spark, served):
-    app = create_app(build(served).refresher(spark=spark, interval=0.5))
-    with TestClient(app) as client:
-        assert app.state.refresher.wait_until_loaded(timeout=300)
-        yield client
 
 
 @pytest.fixture(scope="module")
