@@ -20,8 +20,14 @@ quarantined and retained events, the progress row) is first computed alone into 
 ``noop`` sink and timed, then the commit runs as usual: what each piece costs to
 compute, without the Delta write (the micro-batch's own time then includes both).
 
+With ``--contender floor`` or ``floor-views``, the same catch-up runs through the floor
+(:mod:`benchmarks.floor`: the bare read, decode and idempotent append, and that with every
+view's contribution in the same commit) instead of the speed layer: what the engine's
+own warm-up costs a first micro-batch, whatever the design. The JVM counters of a floor
+micro-batch are read after each commit, so they include the gap before it.
+
 Run: ``python -m benchmarks.micro_batch_profile [--events 100000] [--offsets 10000]
-[--per-write | --per-piece]``.
+[--per-write | --per-piece] [--contender lk|floor|floor-views]``.
 """
 
 from __future__ import annotations
@@ -37,13 +43,16 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from benchmarks.floor import processed_offsets, start_floor
 from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
-from infra.topics import ensure_topics
+from infra.topics import end_offsets, ensure_topics
 from lambda_arch.epochs import run_speed
+from lk.config import Settings
 from lk.spark import build_session, codegen_compilations
 from measure.machine import broker, machine
 from speed_layer import micro_batch
 from speed_layer.lane import Lane
+from views import default_registry
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "micro_batch_profile.json"
@@ -135,6 +144,35 @@ def profiled(
         micro_batch.lane_log.commit = commit_after_pieces
 
 
+def profile_floor(
+    spark: SparkSession, settings: Settings, rows: list[dict[str, Any]], *, views: bool
+) -> None:
+    """Catch the floor (with the views, if ``views``) up on the topic, one row per micro-batch."""
+    last = jvm_counters(spark)
+
+    def record(batch: DataFrame, batch_id: int, committed_at: float) -> None:
+        nonlocal last
+        now = jvm_counters(spark)
+        rows.append(
+            {
+                "batch_id": batch_id,
+                "seconds": round(durations[-1], 2),
+                **{key: now[key] - last[key] for key in now},
+            }
+        )
+        last = now
+        print(rows[-1], flush=True)
+
+    target = end_offsets(settings, settings.kafka.events_topic)
+    query, durations = start_floor(spark, settings, record, default_registry() if views else None)
+    try:
+        while any(processed_offsets(query).get(p, 0) < o for p, o in target.items()):
+            if query.awaitTermination(0.5):
+                break  # ended by itself: raise what ended it, if anything
+    finally:
+        query.stop()
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Medians over the micro-batches after the warm-up ones (per write, if timed)."""
     steady = rows[WARM_UP:] or rows
@@ -160,6 +198,12 @@ def main() -> None:
     parser.add_argument(
         "--per-piece", action="store_true", help="compute each piece of the commit alone first"
     )
+    parser.add_argument(
+        "--contender",
+        choices=("lk", "floor", "floor-views"),
+        default="lk",
+        help="the speed layer, or the floor (with the views) over the same catch-up",
+    )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     with (
@@ -179,11 +223,15 @@ def main() -> None:
         ensure_topics(settings)
         load_topic(spark, settings, records_file(spec_for(args.events)))
         rows: list[dict[str, Any]] = []
-        profiled(spark, rows, per_write=args.per_write, per_piece=args.per_piece)
         started = time.perf_counter()
-        run_speed(spark, settings, until_caught_up=True)
+        if args.contender == "lk":
+            profiled(spark, rows, per_write=args.per_write, per_piece=args.per_piece)
+            run_speed(spark, settings, until_caught_up=True)
+        else:
+            profile_floor(spark, settings, rows, views=args.contender == "floor-views")
         report = {
             "benchmark": "micro_batch_profile",
+            "contender": args.contender,
             "machine": info,
             "events": args.events,
             "max_offsets_per_trigger": args.offsets,
