@@ -292,7 +292,7 @@ class _Outage:
     restarts: int = 0
 
     def goes_on(self, batches: int) -> bool:
-        """Record a failure; whether the lane may restart (and after waiting how long)."""
+        """Record a failure; whether the lane may restart (:attr:`backoff_s` says when)."""
         now = time.monotonic()
         if self.since is None or batches > self.batches_then:
             self.since, self.restarts = now, 0
