@@ -55,6 +55,7 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "median_batch_seconds": phases.get("triggerExecution"),
         "median_phase_seconds": phases,
         "dedup_state": metrics.get("dedup_state"),
+        "log_outages": metrics.get("log_outages"),
         "view_settings": lane.views,
         **progress.totals(spark, lane),
     }

@@ -8,6 +8,8 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -230,6 +232,7 @@ class _Tally:
     commit writes), each micro-batch's phases inside ``addBatch`` are kept
     (:attr:`MicroBatchProcessor.timings`), and the de-duplication state's own timings
     inside ``count`` (:data:`STATE_PHASES`), so ``lk status`` can say where the time goes.
+    The lane's restarts while its log was out of reach go in as well (``log_outages``).
     """
 
     spark: SparkSession
@@ -239,6 +242,15 @@ class _Tally:
     rows: int = 0
     last_id: int | None = None
     recent_phases: list[dict[str, int]] = field(default_factory=list)
+    outages: dict[str, Any] = field(default_factory=lambda: {"restarts": 0, "last": None})
+
+    def restarted(self, reason: str) -> None:
+        """Note a restart because the log was out of reach (saved with the next metrics)."""
+        at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.outages = {
+            "restarts": self.outages["restarts"] + 1,
+            "last": {"at": at, "reason": reason},
+        }
 
     def record(self, query: StreamingQuery, timings: dict[int, dict[str, int]]) -> None:
         metrics = query_metrics(query)
@@ -255,7 +267,11 @@ class _Tally:
             },
         }
         self.recent_phases = [*self.recent_phases, phases][-RECENT:]
-        write_metrics(self.spark, self.lane, {**metrics, "recent_phase_ms": self.recent_phases})
+        write_metrics(
+            self.spark,
+            self.lane,
+            {**metrics, "recent_phase_ms": self.recent_phases, "log_outages": self.outages},
+        )
         self.last_id = metrics["batch_id"]
         self.batches += 1
         self.rows += metrics["input_rows"] or 0
@@ -369,6 +385,7 @@ def run_lane(
                 )
                 continue
             if log_unreachable(error) and outage.goes_on(tally.batches):
+                tally.restarted(headline)
                 log.warning(
                     "lane %s: %s (%s); restart %d in %.0f s",
                     lane.name,

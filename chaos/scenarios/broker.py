@@ -21,6 +21,7 @@ from infra import kafka_broker
 from infra.topics import end_offsets
 from lambda_arch import LAMBDA_LANE
 from lk.config import Settings, with_sections
+from lk.status import lane_status
 from lk.tables import Tables
 from lk.wiring import build
 from speed_layer.checkpoint import caught_up
@@ -151,7 +152,13 @@ def run_speed(bench: Bench, seed: int) -> Outcome:
     finally:
         speed.kill()
     restarts = speed.output.read_text(errors="replace").count(LOG_AWAY)
-    outcome.notes.append(f"lk speed restarted its lane {restarts} times while the log was away")
+    shown = (lane_status(bench.spark, settings, LAMBDA_LANE).get("log_outages") or {}).get(
+        "restarts"
+    )
+    outcome.notes.append(
+        f"lk speed restarted its lane {restarts} times while the log was away; "
+        f"lk status says {shown}"
+    )
     build(settings).run_streaming(bench.spark, until_caught_up=True)
     check = check_served(bench.spark, settings, LAMBDA_LANE)
     outcome.notes.append(check.describe())

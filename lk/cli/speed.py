@@ -92,6 +92,13 @@ def status_command(
                 "de-duplication state",
                 f"{state['rows']:,} ids ({'  '.join(scans) or '-'}, median s)",
             )
+        if outages := lane.get("log_outages"):
+            last = outages["last"]
+            table.add_row(
+                "restarts, log out of reach",
+                f"{outages['restarts']}"
+                + (f" (last {last['at']}: {last['reason'][:120]})" if last else ""),
+            )
         table.add_row("late (excluded) per view", json.dumps(lane["late_rows"]))
         table.add_row("quarantined", str(lane["quarantined_rows"]))
     else:

@@ -27,5 +27,9 @@ def test_one_node_of_three_killed_under_produce_loses_no_acknowledged_record(ben
 def test_broker_restart_under_the_speed_layer_needs_no_operator(bench) -> None:
     outcome = broker.run_speed(bench, SEED)
     assert_clean(outcome)
-    restarts = re.search(r"restarted its lane (\d+) times", "\n".join(outcome.notes))
-    assert restarts is not None and int(restarts[1]) >= 1, outcome.notes  # the outage was felt
+    said = re.search(
+        r"restarted its lane (\d+) times.*lk status says (\d+)", "\n".join(outcome.notes)
+    )
+    assert said is not None, outcome.notes
+    assert int(said[1]) >= 1, outcome.notes  # the outage was felt, and outlived
+    assert int(said[2]) == int(said[1]), outcome.notes  # and an operator can see it
