@@ -177,8 +177,11 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     ]
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5)
     seen: dict[int, float] = {}
+    versions: dict[int, float] = {}  # the lane log's version -> when first served
+    polls: list[tuple[float, int]] = []  # (seconds a GET took, rows it returned)
 
     def look() -> None:
+        asked = time.time()
         try:
             reply = client.get("/views/cart_state")
         except httpx.HTTPError:
@@ -186,7 +189,10 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
         if reply.status_code != 200:
             return
         now = time.time()
-        for row in reply.json():
+        rows = reply.json()
+        polls.append((now - asked, len(rows)))
+        versions.setdefault(int(reply.headers["X-Table-Version"]), now)
+        for row in rows:
             if row["user_id"] >= PROBE_BASE // 2:
                 seen.setdefault(row["user_id"], now)
 
@@ -217,6 +223,12 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
         for proc in procs:
             proc.wait(timeout=60)
     result = latencies(report, seen, args.discard)
+    steady_from = report.started_at + args.discard
+    result["serving"] = serving_split(
+        Path(settings.storage.root),
+        {v: t for v, t in versions.items() if t >= steady_from},
+        polls[len(polls) // 2 :],
+    )
     try:
         streaming = json.loads(status.stdout)["streaming"]
         result["median_micro_batch_seconds"] = streaming["median_batch_seconds"]
@@ -228,6 +240,38 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     for metrics in Path(settings.storage.root).rglob("_metrics.json"):
         result["phase_ms_per_micro_batch"] = json.loads(metrics.read_text())["recent_phase_ms"]
     return result
+
+
+def commit_times(root: Path) -> dict[int, float]:
+    """The lane log's Delta versions and when each was committed (epoch seconds)."""
+    (log,) = [d for d in root.rglob("_delta_log") if d.parent.name == "log"]
+    times: dict[int, float] = {}
+    for commit in log.glob("*.json"):
+        for line in commit.read_text().splitlines():
+            info = json.loads(line).get("commitInfo")
+            if info is not None:
+                times[int(commit.stem)] = info["timestamp"] / 1000
+    return times
+
+
+def serving_split(
+    root: Path, versions: dict[int, float], polls: list[tuple[float, int]]
+) -> dict[str, Any]:
+    """How long ``lk serve`` took to show each lane commit, and what a watcher's GET cost.
+
+    A version's lag is from the lane's Delta commit to the first GET that answered from
+    it: the refresher's wait for its next check, the reload (a Spark job), and the poll.
+    Versions the refresher skipped (a newer one came before it reloaded) are not counted.
+    """
+    committed = commit_times(root)
+    lags = [seen - committed[v] for v, seen in versions.items() if v in committed]
+    return {
+        "versions_served": len(lags),
+        "versions_committed": sum(v >= min(versions, default=0) for v in committed),
+        "commit_to_served_seconds": summary(lags, 2),
+        "watcher_get_seconds": summary([p[0] for p in polls], 3),
+        "watcher_rows_per_get": statistics.median(p[1] for p in polls) if polls else None,
+    }
 
 
 def run_floor(

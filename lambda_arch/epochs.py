@@ -18,6 +18,7 @@ from views.loader import registry_for
 from views.registry import ViewRegistry
 
 LAMBDA_LANE = "lambda-speed"
+INITIAL = "initial"  # the epoch of a lane before any batch run was published
 
 
 def lambda_epoch(spark: SparkSession, settings: Settings) -> Callable[[], Epoch]:
@@ -38,7 +39,7 @@ def lambda_epoch(spark: SparkSession, settings: Settings) -> Callable[[], Epoch]
 
     def read(run: runs.BatchRun | None) -> Epoch:
         if run is None:
-            return Epoch("initial", {}, lambda view: None, keeps_history=True)
+            return Epoch(INITIAL, {}, lambda view: None, keeps_history=True)
 
         def base(view: View) -> DataFrame | None:
             if view.name not in run.views:

@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 
 from batch_layer import runs
 from lake.source import ServingSource, StateTable, ViewNotReadyError
-from lambda_arch.epochs import LAMBDA_LANE
+from lambda_arch.epochs import INITIAL, LAMBDA_LANE
 from lk import storage
 from lk.tables import Tables
 from speed_layer import progress
@@ -43,9 +43,12 @@ def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -
     )
     watched = watched_tables(tables)
     if serve_lane:
+        if last.epoch == (run.run_id if run is not None else INITIAL):
+            # settled: the lane moves onto another epoch only after a new run is published
+            watched = (tables.batch_runs,)
         state = {v.name: state_table(lane, last.epoch, v.name) for v in registry}
         batch = {}
-        if last.epoch != "initial" and storage.exists(spark, tables.batch_run_dir(last.epoch)):
+        if last.epoch != INITIAL and storage.exists(spark, tables.batch_run_dir(last.epoch)):
             batch = {v.name: StateTable(tables.batch_view(last.epoch, v.name)) for v in registry}
         description = f"batch run {last.epoch} + speed layer"
         if run is not None and last.epoch != run.run_id:

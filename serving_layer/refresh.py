@@ -1,9 +1,10 @@
 """Keep in-memory snapshots of every presented view current, from a background thread.
 
 Each cycle first probes, without a Spark job, the Delta versions of the tables that
-decide the serving source (the design names them: Lambda's batch runs log and speed
-lane progress log, Kappa's pointer log). Only when one of them moved does it resolve
-the source again (with Spark). Then it probes
+can change the serving source (the source names them: Kappa's pointer log; Lambda's
+batch runs log, and its lane's log only while the lane is not on the newest run's
+epoch). Only when one of them moved does it resolve the source again (with Spark).
+Then it probes
 the version of every served view table and reloads a view only when its table or
 version changed, through the one presentation code path: ``view.serve(state)`` on
 the SparkSession the process built once. Requests never touch Spark; they read the
@@ -136,7 +137,7 @@ class Refresher:
         self._owns_spark = spark is None
         self._resolve = resolve
         self._pointers = pointers
-        self._pointer_versions: tuple[int | None, ...] | None = None
+        self._pointer_versions: dict[str, int | None] | None = None
         self._source: ServingSource | None = None
         self._not_ready: ViewNotReadyError | None = None
         self.idle_after = settings.serving.idle_after.total_seconds()
@@ -187,20 +188,34 @@ class Refresher:
             self._spark = build_session(self.settings, app_name="lk-serve")
         return self._spark
 
-    def _pointer_fingerprint(self) -> tuple[int | None, ...] | None:
-        if self._pointers is None:
-            return None
-        return tuple(delta_version(self.spark, uri) for uri in self._pointers)
+    def _moved(self) -> bool:
+        """Whether a table that can change the current source moved since it was resolved.
+
+        Which tables those are is the source's own answer (``ServingSource.watched``): a
+        Lambda lane on the newest batch run's epoch commits every micro-batch, but only a
+        new batch run can change what is served, so its commits cost no resolve. Before
+        there is a source, every table in ``pointers`` counts.
+        """
+        if self._pointers is None or self._pointer_versions is None:
+            return True
+        watched = (self._source.watched if self._source is not None else ()) or self._pointers
+        return any(
+            delta_version(self.spark, uri) != self._pointer_versions.get(uri) for uri in watched
+        )
 
     def _current_source(self) -> ServingSource:
-        """The serving source; resolved with Spark only when a pointer table moved."""
-        fingerprint = self._pointer_fingerprint()
-        unchanged = fingerprint is not None and fingerprint == self._pointer_versions
-        if unchanged and self._source is not None:
-            return self._source
-        if unchanged and self._not_ready is not None:
-            raise self._not_ready
-        self._pointer_versions = fingerprint
+        """The serving source; resolved with Spark only when a table that can move it moved."""
+        if not self._moved():
+            if self._source is not None:
+                return self._source
+            if self._not_ready is not None:
+                raise self._not_ready
+        # probed before resolving: a commit that lands while it resolves moves it again
+        self._pointer_versions = (
+            None
+            if self._pointers is None
+            else {uri: delta_version(self.spark, uri) for uri in self._pointers}
+        )
         self._source, self._not_ready = None, None
         try:
             self._source = self._resolve(self.spark)

@@ -12,7 +12,9 @@ from batch_layer.job import run_batch
 from event_log.generator import WorkloadSpec, generate
 from event_log.producer import produce
 from lambda_arch import LAMBDA_LANE, run_speed
+from lambda_arch.source import watched_tables
 from lk.config import with_sections
+from lk.tables import Tables
 from oracle import consume_all
 from tests.support.expected import (
     assert_served_per_contract,
@@ -62,14 +64,18 @@ def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, setti
     assert all(late.values()), f"the live workload has late events for every view: {late}"
 
     second = run_batch(spark, settings).run
-    assert source_of(spark, settings).description == f"batch run {second.run_id}", (
+    source = source_of(spark, settings)
+    assert source.description == f"batch run {second.run_id}", (
         "the run covers everything the lane read: it alone is served at once"
     )
+    tables = Tables.of(settings)
+    assert source.watched == watched_tables(tables), "the lane's rebase will move it"
     _assert_serving_equals_oracle(spark, settings, second)
 
     run_speed(spark, settings, until_caught_up=True)  # no new events: the lane rebases
     source = source_of(spark, settings)
     assert source.description == f"batch run {second.run_id} + speed layer"
+    assert source.watched == (tables.batch_runs,), "settled: only a new run can move it"
     _assert_serving_equals_oracle(spark, settings, second)
 
 
