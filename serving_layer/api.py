@@ -14,7 +14,10 @@ Endpoints:
 
 Rows are JSON objects with timestamps as ISO-8601 UTC strings ending in ``Z`` and
 decimals as numbers. View responses carry ``X-Table-Version``, ``X-Refreshed-At``
-(when that version was loaded), ``X-Checked-At`` and ``X-Serving-Source`` headers.
+(when that version was loaded), ``X-Checked-At`` and ``X-Serving-Source`` headers,
+and an ``ETag`` naming the served table and version: a poller that sends it back in
+``If-None-Match`` is answered ``304 Not Modified``, with no body, until a newer version
+is served.
 A :class:`~serving_layer.refresh.Refresher` keeps the copies current in the background.
 
 Bodies are written with orjson, not through FastAPI's response models (a view of many
@@ -24,6 +27,7 @@ OpenAPI description at ``/openapi.json``, which the tests hold the API to (schem
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -110,8 +114,18 @@ _VERSION_HEADERS = {
         "X-Refreshed-At": "when that version was loaded",
         "X-Checked-At": "when the serving source was last checked",
         "X-Serving-Source": "what is served (batch run, lane, Kappa version)",
+        "ETag": "the served table and version; send it in If-None-Match to poll cheaply",
     }.items()
 }
+
+
+def entity_tag(snap: ViewSnapshot) -> str:
+    """An ETag for what ``snap`` serves: the same rows for a URL while it stays the same.
+
+    The table is part of it, not only the version: a Lambda lane's epoch and a batch run
+    are different tables whose versions can coincide.
+    """
+    return f'"{zlib.crc32(str(snap.table).encode()):08x}-{snap.version}"'
 
 
 def _json(body: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -168,6 +182,11 @@ def _filters(snap: ViewSnapshot, request: Request) -> tuple[dict[str, Any], int 
         except FilterValueError as err:
             raise HTTPException(400, str(err)) from None
     return filters, limit
+
+
+def _tags(header: str) -> set[str]:
+    """The entity tags of an ``If-None-Match`` header (weak ones compare as strong)."""
+    return {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()}
 
 
 def create_app(refresher: Refresher) -> FastAPI:
@@ -239,6 +258,10 @@ def create_app(refresher: Refresher) -> FastAPI:
                 **_documented(list[dict[str, Any]], "the matching rows, in the view's order"),
                 "headers": _VERSION_HEADERS,
             },
+            304: {
+                "description": "the served rows are those of the ETag sent",
+                "headers": _VERSION_HEADERS,
+            },
             **_REFUSED,
         },
         openapi_extra={
@@ -249,7 +272,14 @@ def create_app(refresher: Refresher) -> FastAPI:
                     "required": False,
                     "description": "at most this many rows",
                     "schema": {"type": "integer", "minimum": 0},
-                }
+                },
+                {
+                    "name": "If-None-Match",
+                    "in": "header",
+                    "required": False,
+                    "description": "an ETag of an earlier answer: 304 while it is still served",
+                    "schema": {"type": "string"},
+                },
             ]
         },
     )
@@ -280,7 +310,11 @@ def create_app(refresher: Refresher) -> FastAPI:
             "X-Refreshed-At": render(snap.refreshed_at),
             "X-Checked-At": _time(state.checked_at) or "",
             "X-Serving-Source": state.source or "",
+            "ETag": entity_tag(snap),
         }
+        sent = _tags(request.headers.get("if-none-match", ""))
+        if headers["ETag"] in sent or "*" in sent:
+            return Response(status_code=304, headers=headers)
         return _json(snap.select(filters, limit), headers=headers)
 
     return app

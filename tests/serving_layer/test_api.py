@@ -204,6 +204,10 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
             {"id": 1, "label": "a", "amount": 1.5, "at": "2026-11-01T10:00:00.250Z"}
         ]
         assert response.headers["x-table-version"] == "0"
+        tag = response.headers["etag"]
+        unchanged = client.get("/views/tiny", headers={"If-None-Match": tag})
+        assert (unchanged.status_code, unchanged.content) == (304, b"")
+        assert unchanged.headers["etag"] == tag
         assert not refresher.refresh()
 
         second = [(2, "b", Decimal("2.25"), datetime(2026, 11, 1, 11, 0), 8)]
@@ -215,6 +219,10 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
             {"id": 2, "label": "b", "amount": 2.25, "at": "2026-11-01T11:00:00.000Z"}
         ]
         assert response.headers["x-table-version"] == "1"
+        moved = client.get("/views/tiny", headers={"If-None-Match": f'W/{tag}, "other"'})
+        assert moved.status_code == 200, "a newer version is served: the whole answer"
+        assert [row["id"] for row in moved.json()] == [1, 2]
+        assert moved.headers["etag"] not in (tag, "")
         assert client.get("/health").json()["views"]["tiny"]["rows"] == 2
         assert client.get("/views/tiny?_hidden=7").status_code == 400
 
