@@ -32,8 +32,10 @@ events are read at the Delta version recorded before the batch, not filtered by 
 Spark writes literal numbers and timestamps into the code it generates, so a literal
 that changed every micro-batch made Spark compile every stage again; as data, the plans
 stay the same from batch to batch and Spark's code cache serves them. Two bounds stay
-literals on purpose: the join context's (see ``_view_input``) and the pruning delete's
-(every ``PRUNE_EVERY`` micro-batches); both let Delta skip old files.
+literals on purpose, because they let Delta skip old files: the join context's, rounded
+down to ``CONTEXT_STEP`` so it changes every few minutes of event time, not every
+micro-batch (see ``_view_input``), and the pruning delete's (every ``PRUNE_EVERY``
+micro-batches).
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 PRUNE_EVERY = 20
+#: how far the join context's bound is rounded down: a new literal this often (event time)
+CONTEXT_STEP = timedelta(minutes=5)
 TIMINGS_KEPT = 8  # micro-batches whose phase timings wait for the lane to report them
 
 
@@ -150,12 +154,19 @@ class MicroBatchProcessor:
 
         The context (earlier micro-batches, and events the batch layer owns) lets a
         stream-stream join find its partner across a micro-batch or cutoff boundary; it
-        reaches back ``context_lookback`` behind the view's watermark. That bound is the
-        one literal left on purpose: on the retained rows it lets Delta skip every file
-        older than the look-back, which costs a few compilations per micro-batch and saves
-        re-reading the whole retained history for each one. ``context_key`` then keeps
-        only the earlier events that share the join's columns with an event of this
-        micro-batch, so a live lane's join does not grow with everything it retained.
+        reaches back ``context_lookback`` behind the view's watermark. That bound is a
+        literal on purpose: on the retained rows it lets Delta skip every file older than
+        the look-back. Spark compiles a literal into the code of every stage it reaches
+        (a dozen large classes here, then the JIT compiles them again), so the bound is
+        rounded down to ``CONTEXT_STEP`` and changes every few minutes of event time
+        instead of every micro-batch. Reaching further back changes no result: an earlier
+        event older than the exact bound can partner no event of this micro-batch (those
+        are at or after the watermark, their partners within the look-back), and what
+        earlier events derive among themselves is in the state already, which a join
+        view's merge keeps (the same holds for every earlier event ``partners_of``
+        keeps). ``context_key`` then keeps only the earlier events that share the join's
+        columns with an event of this micro-batch, so a live lane's join does not grow
+        with everything it retained.
         """
         own = events.where(~F.array_contains("late_for", view.name))
         if view.context_lookback is None or retained is None:
@@ -163,7 +174,7 @@ class MicroBatchProcessor:
         context = retained.where(~F.array_contains("late_for", view.name))
         if watermark is not None:
             since = watermark - view.context_lookback(self.settings.views)
-            context = context.where(F.col(self.time) >= F.lit(since))
+            context = context.where(F.col(self.time) >= F.lit(floor_to(since, CONTEXT_STEP)))
         context = partners_of(view, own, context)
         return own.select(*self.columns).unionByName(context.select(*self.columns))
 
@@ -456,6 +467,11 @@ class MicroBatchProcessor:
         """
         old = F.col(self.time) < since
         return (below(epoch.cutoff) & old) if epoch.keeps_history else old
+
+
+def floor_to(moment: datetime, step: timedelta) -> datetime:
+    """``moment`` rounded down to a whole multiple of ``step`` (counted from 0001-01-01)."""
+    return moment - (moment - datetime.min) % step
 
 
 def partners_of(view: View, own: DataFrame, context: DataFrame) -> DataFrame:
