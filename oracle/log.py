@@ -5,14 +5,32 @@ No Spark and none of the platform's readers: the same bytes Kafka stores, in log
 
 from __future__ import annotations
 
+import time
+
 from kafka import KafkaConsumer, TopicPartition
+from kafka.errors import KafkaError
 
 from lk.config import Settings
 from oracle.records import RawRecord
 
 
-def consume_all(settings: Settings, topic: str) -> list[RawRecord]:
-    """Every record of ``topic`` from the beginning to the current end, in log order."""
+def consume_all(settings: Settings, topic: str, patience: float = 60.0) -> list[RawRecord]:
+    """Every record of ``topic`` from the beginning to the current end, in log order.
+
+    A retriable Kafka error (a node of a cluster that just died is still in the metadata,
+    a partition's leader is moving) starts the read over, for up to ``patience`` seconds.
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            return _read(settings, topic)
+        except KafkaError as err:
+            if not err.retriable or time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
+
+
+def _read(settings: Settings, topic: str) -> list[RawRecord]:
     consumer = KafkaConsumer(
         bootstrap_servers=settings.kafka.bootstrap_servers,
         enable_auto_commit=False,
