@@ -50,12 +50,15 @@ from benchmarks.floor import start_floor
 from benchmarks.recompute_vs_replay import isolated
 from infra.local import free_ports
 from infra.topics import ensure_topics
+from lambda_arch.epochs import LAMBDA_LANE
 from lk.config import Settings
 from lk.spark import build_session
+from lk.tables import Tables
 from measure.generator import ScheduleReport, SteadyGenerator, SteadyPlan
 from measure.live import PROBE_BASE
 from measure.machine import broker, machine
 from measure.stats import summary
+from speed_layer.lane import lane_root
 from views.registry import ViewRegistry, default_registry
 
 REPO = Path(__file__).resolve().parents[1]
@@ -231,7 +234,7 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     result = latencies(report, seen, args.discard)
     steady_from = report.started_at + args.discard
     result["serving"] = serving_split(
-        Path(settings.storage.root),
+        Path(lane_root(Tables.of(settings), LAMBDA_LANE)) / "log",
         {v: t for v, t in versions.items() if t >= steady_from},
         polls[len(polls) // 2 :],
     )
@@ -248,11 +251,10 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     return result
 
 
-def commit_times(root: Path) -> dict[int, float]:
-    """The lane log's Delta versions and when each was committed (epoch seconds)."""
-    (log,) = [d for d in root.rglob("_delta_log") if d.parent.name == "log"]
+def commit_times(log: Path) -> dict[int, float]:
+    """The Delta versions of the table at ``log`` and when each was committed (epoch s)."""
     times: dict[int, float] = {}
-    for commit in log.glob("*.json"):
+    for commit in (log / "_delta_log").glob("*.json"):
         for line in commit.read_text().splitlines():
             info = json.loads(line).get("commitInfo")
             if info is not None:
@@ -261,7 +263,7 @@ def commit_times(root: Path) -> dict[int, float]:
 
 
 def serving_split(
-    root: Path, versions: dict[int, float], polls: list[tuple[float, int]]
+    log: Path, versions: dict[int, float], polls: list[tuple[float, int]]
 ) -> dict[str, Any]:
     """How long ``lk serve`` took to show each lane commit, and what a watcher's GET cost.
 
@@ -269,7 +271,7 @@ def serving_split(
     it: the refresher's wait for its next check, the reload (a Spark job), and the poll.
     Versions the refresher skipped (a newer one came before it reloaded) are not counted.
     """
-    committed = commit_times(root)
+    committed = commit_times(log)
     lags = [seen - committed[v] for v, seen in versions.items() if v in committed]
     return {
         "versions_served": len(lags),
