@@ -12,11 +12,15 @@ from pyspark.sql import functions as F
 Offsets = Mapping[int, int]
 
 
-def below(cutoff: Offsets) -> Column:
-    """Rows whose (partition, offset) lies below the per-partition ``cutoff``."""
+def below(cutoff: Offsets, prefix: str = "") -> Column:
+    """Rows whose (partition, offset) lies below the per-partition ``cutoff``.
+
+    ``prefix``: where the two fields are, if not top-level (``retained.`` in a lane's log).
+    """
     if not cutoff:
         return F.lit(False)
-    terms = [(F.col("partition") == p) & (F.col("offset") < o) for p, o in cutoff.items()]
+    partition, offset = F.col(f"{prefix}partition"), F.col(f"{prefix}offset")
+    terms = [(partition == p) & (offset < o) for p, o in cutoff.items()]
     return reduce(lambda a, b: a | b, terms)
 
 

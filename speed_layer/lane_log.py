@@ -21,7 +21,8 @@ path: the commit holds the micro-batch's progress row, so it happened as a whole
 at all, and a crash before Spark recorded the micro-batch is undone by restoring this
 one table (:mod:`speed_layer.recovery`). The state is merged on read; every
 ``stream.compact_every`` micro-batches one more commit rewrites it merged, and every
-``PRUNE_EVERY`` micro-batches old retained events go in that same commit.
+``PRUNE_EVERY`` micro-batches a delete drops the retained events nothing can need any
+more (a commit only when there are some).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import reduce
 
-from pyspark.sql import DataFrame, SparkSession
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lake.source import PART, StateTable
@@ -110,6 +112,16 @@ def replace(spark: SparkSession, lane: Lane, parts: list[str], pieces: list[Data
         .option("replaceWhere", f"{PART} IN ({listed})")
         .save(lane.log)
     )
+
+
+def delete(spark: SparkSession, lane: Lane, part: str, condition: Column) -> None:
+    """Delete the rows of ``part`` that meet ``condition`` in one commit (none if no row does).
+
+    ``condition`` names the part's fields inside its struct (``retained.event_time``).
+    Delta reads only the files whose statistics allow such rows and rewrites only those,
+    so pruning costs what it drops, not everything the part holds.
+    """
+    DeltaTable.forPath(spark, lane.log).delete((F.col(PART) == part) & condition)
 
 
 def read(

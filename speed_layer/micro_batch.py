@@ -19,8 +19,8 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
    the progress row go to the lane's log in **one** Delta commit
    (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
    Every ``stream.compact_every`` micro-batches one more commit rewrites the state
-   merged (one row per key again) and, every ``PRUNE_EVERY``, drops retained events
-   nothing can need any more.
+   merged (one row per key again), and every ``PRUNE_EVERY`` a delete drops the
+   retained events nothing can need any more.
 
 A micro-batch Spark never recorded as committed is undone by restoring the log before a
 restart (:mod:`speed_layer.recovery`) and recomputed from the same inputs:
@@ -419,32 +419,31 @@ class MicroBatchProcessor:
         )
 
     def _maintain(self, epoch: Epoch, batch_id: int, clock: datetime | None) -> None:
-        """Every few micro-batches, one more commit: the state merged, old events dropped.
+        """Every few micro-batches, the state merged and old retained events dropped.
 
         Readers see the same rows before and after: the merge rule is applied to the
         state on read anyway, and the dropped events are older than anything a rebase
-        or a join can still need.
+        or a join can still need. The compaction rewrites the views' state in one
+        commit; the pruning deletes only retained rows past the keep-back, and Delta
+        rewrites only the files its statistics say may hold such rows (one commit, or
+        none while nothing is that old, as in a live lane's first hour).
         """
         compact = batch_id > 0 and batch_id % self.settings.stream.compact_every == 0
         prune = batch_id > 0 and batch_id % PRUNE_EVERY == 0 and clock is not None
-        if not (compact or prune):
-            return
-        parts: list[str] = []
-        pieces: list[DataFrame] = []
         if compact:
+            parts: list[str] = []
+            pieces: list[DataFrame] = []
             for view in self.registry:
                 table = lane_log.state_table(self.lane, epoch.id, view.name)
                 parts.append(table.part)
                 pieces.append(
                     lane_log.state_rows(epoch.id, view.name, view.merge(table.read(self.spark)))
                 )
-        retained = lane_log.read(self.spark, self.lane, lane_log.RETAINED) if prune else None
-        if retained is not None:
-            parts.append(lane_log.RETAINED)
-            kept = retained.where(~self._prunable(epoch, F.lit(clock - self._keep_back())))
-            pieces.append(lane_log.rows(lane_log.RETAINED, kept))
-        if pieces:
             lane_log.replace(self.spark, self.lane, parts, pieces)
+        if prune:
+            since = F.lit(clock - self._keep_back())
+            old = self._prunable(epoch, since, prefix=f"{lane_log.RETAINED}.")
+            lane_log.delete(self.spark, self.lane, lane_log.RETAINED, old)
 
     def _keep_back(self) -> timedelta:
         """How far behind the clock a rebase or a join context can still reach."""
@@ -458,15 +457,15 @@ class MicroBatchProcessor:
             ]
         ) + timedelta(minutes=5)
 
-    def _prunable(self, epoch: Epoch, since: Column) -> Column:
+    def _prunable(self, epoch: Epoch, since: Column, prefix: str = "") -> Column:
         """Retained events no rebase and no join context can need any more.
 
         Applied when events are first retained, too: a replay's micro-batch of a day of
         history keeps only its last hour or so, instead of writing every event to be
-        pruned later.
+        pruned later. ``prefix``: where the event's fields are (``retained.`` in the log).
         """
-        old = F.col(self.time) < since
-        return (below(epoch.cutoff) & old) if epoch.keeps_history else old
+        old = F.col(f"{prefix}{self.time}") < since
+        return (below(epoch.cutoff, prefix) & old) if epoch.keeps_history else old
 
 
 def floor_to(moment: datetime, step: timedelta) -> datetime:

@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 from lk.tables import Tables
 from speed_layer import lane_log
 from speed_layer.lane import open_lane
-from tests.support.delta import files_added_per_part
+from tests.support.delta import files_added_per_part, files_in_commit
 
 pytestmark = pytest.mark.integration
 INDEXED = (f"{lane_log.RETAINED}.event_time",)
@@ -91,3 +91,44 @@ def test_a_commit_writes_one_file_per_part(spark, base_settings, tmp_path):
         "state/initial/b": 1,
         lane_log.RETAINED: 1,
     }
+
+
+def test_a_delete_rewrites_only_the_files_that_hold_rows_it_drops(spark, base_settings, tmp_path):
+    lane = _lane(spark, base_settings, tmp_path)
+    for day in (1, 2, 3):
+        _retain(spark, lane, day)
+    first_day = {f for f in files_in_commit(spark, lane.log, 0, "add") if "retained" in f}
+
+    lane_log.delete(
+        spark,
+        lane,
+        lane_log.RETAINED,
+        F.col("retained.event_time") < F.lit(datetime(2026, 11, 2)),
+    )
+
+    left = lane_log.read(spark, lane, lane_log.RETAINED).select("event_id")
+    assert sorted(r.event_id for r in left.collect()) == [
+        "e2-0",
+        "e2-1",
+        "e2-2",
+        "e3-0",
+        "e3-1",
+        "e3-2",
+    ]
+    assert files_in_commit(spark, lane.log, 3, "remove") == first_day
+    assert files_in_commit(spark, lane.log, 3, "add") == set()  # nothing else to keep there
+
+
+def test_a_delete_that_matches_no_row_makes_no_commit(spark, base_settings, tmp_path):
+    lane = _lane(spark, base_settings, tmp_path)
+    _retain(spark, lane, 2)
+
+    lane_log.delete(
+        spark,
+        lane,
+        lane_log.RETAINED,
+        F.col("retained.event_time") < F.lit(datetime(2026, 11, 1)),
+    )
+
+    assert lane_log.version(spark, lane) == 0
+    assert lane_log.read(spark, lane, lane_log.RETAINED).count() == 3
