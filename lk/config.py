@@ -128,6 +128,13 @@ class SparkSettings(_Section):
         Path(".lk/logs"), description="where each driver JVM's console output goes"
     )
     ui_enabled: bool = False
+    driver_gc: Literal["ParallelGC", "G1GC", "SerialGC", "ZGC"] = Field(
+        "ParallelGC",
+        description="the driver JVM's garbage collector (-XX:+Use<this>). Parallel spends "
+        "the least CPU where a lane shares two cores with serving and the broker: G1's "
+        "concurrent marking and write barriers cost a live lane about a fifth of its "
+        "micro-batch time here (docs/benchmarks.md)",
+    )
     driver_java_options: list[str] = Field(
         default_factory=list,
         description="extra driver JVM flags (JIT, GC), after the platform's own",

@@ -32,10 +32,16 @@ def driver_java_options(settings: Settings, dump_classes_to: Path | None = None)
     The platform's own are UTC; -Xss16m, as Spark builds messages from long plan strings
     with regexes on stop and the default 1 MiB thread stack overflows on them; -Xlog, so
     the JVM's warnings go to stderr (the session's log file, :func:`jvm_log`), never to
-    a command's stdout; and the class archive (:mod:`lk.class_archive`) when one matches
-    these jars and this Java.
+    a command's stdout; the garbage collector (``spark.driver_gc``); and the class
+    archive (:mod:`lk.class_archive`) when one matches these jars and this Java.
     """
-    options = ["-Duser.timezone=UTC", "-Xss16m", "-Xlog:disable", "-Xlog:all=warning:stderr"]
+    options = [
+        "-Duser.timezone=UTC",
+        "-Xss16m",
+        "-Xlog:disable",
+        "-Xlog:all=warning:stderr",
+        f"-XX:+Use{settings.spark.driver_gc}",
+    ]
     if dump_classes_to is not None:
         options.append(f"-XX:ArchiveClassesAtExit={dump_classes_to}")
     elif (archive := archive_path(settings)) is not None and archive.exists():

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lk.class_archive import archive_path
-from lk.config import Settings, load_settings
+from lk.config import ConfigError, Settings, load_settings
 from lk.spark import driver_java_options, jvm_log
 
 
@@ -51,6 +51,17 @@ def test_the_users_jvm_flags_come_after_the_platforms_own(tmp_path: Path) -> Non
     options = driver_java_options(settings).split()
     assert options[0] == "-Duser.timezone=UTC"
     assert options[-1] == "-XX:TieredStopAtLevel=1"
+
+
+@pytest.mark.unit
+def test_the_driver_runs_the_parallel_collector_unless_told_otherwise() -> None:
+    default = driver_java_options(load_settings(spark={"class_archive_dir": None})).split()
+    g1 = load_settings(spark={"class_archive_dir": None, "driver_gc": "G1GC"})
+    assert "-XX:+UseParallelGC" in default
+    assert "-XX:+UseG1GC" in driver_java_options(g1).split()
+    assert "-XX:+UseParallelGC" not in driver_java_options(g1).split()
+    with pytest.raises(ConfigError, match=r"spark\.driver_gc"):
+        load_settings(spark={"driver_gc": "CMS"})
 
 
 @pytest.mark.integration
