@@ -51,6 +51,7 @@ from benchmarks.recompute_vs_replay import isolated
 from infra.local import free_ports
 from infra.topics import ensure_topics
 from lambda_arch.epochs import LAMBDA_LANE
+from lk import storage
 from lk.config import Settings
 from lk.spark import build_session
 from lk.tables import Tables
@@ -234,7 +235,7 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     result = latencies(report, seen, args.discard)
     steady_from = report.started_at + args.discard
     result["serving"] = serving_split(
-        Path(lane_root(Tables.of(settings), LAMBDA_LANE)) / "log",
+        lane_log_path(settings),
         {v: t for v, t in versions.items() if t >= steady_from},
         polls[len(polls) // 2 :],
     )
@@ -249,6 +250,15 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     for metrics in Path(settings.storage.root).rglob("_metrics.json"):
         result["phase_ms_per_micro_batch"] = json.loads(metrics.read_text())["recent_phase_ms"]
     return result
+
+
+def lane_log_path(settings: Settings) -> Path:
+    """Where the Lambda lane keeps its log on this machine (the benchmark runs locally)."""
+    uri = f"{lane_root(Tables.of(settings), LAMBDA_LANE)}/log"
+    path = storage.local_path(uri)
+    if path is None:
+        raise ValueError(f"the freshness benchmark reads the lane's log locally, not {uri}")
+    return Path(path)
 
 
 def commit_times(log: Path) -> dict[int, float]:

@@ -85,7 +85,7 @@ def delta_version(spark: SparkSession | None, uri: str) -> int | None:
     no JVM call; any other URI through Spark's Hadoop client (then ``spark`` is needed).
     """
     log = f"{uri.rstrip('/')}/_delta_log"
-    path = _local_path(log)
+    path = local_path(log)
     if path is not None:
         try:
             with os.scandir(path) as entries:
@@ -103,7 +103,7 @@ def delta_version(spark: SparkSession | None, uri: str) -> int | None:
     return max(versions, default=None)
 
 
-def _local_path(uri: str) -> str | None:
+def local_path(uri: str) -> str | None:
     """The filesystem path of a ``file:`` URI or a plain path; None for remote URIs."""
     if "://" not in uri and not uri.startswith("file:"):
         return uri
