@@ -131,9 +131,9 @@ class SparkSettings(_Section):
     driver_gc: Literal["ParallelGC", "G1GC", "SerialGC", "ZGC"] = Field(
         "ParallelGC",
         description="the driver JVM's garbage collector (-XX:+Use<this>). Parallel spends "
-        "the least CPU where a lane shares two cores with serving and the broker: G1's "
-        "concurrent marking and write barriers cost a live lane about a fifth of its "
-        "micro-batch time here (docs/benchmarks.md)",
+        "the least CPU where a lane shares two cores with serving and the broker: with G1's "
+        "concurrent marking and write barriers a live lane's median micro-batch was 16-35% "
+        "longer here (docs/benchmarks.md)",
     )
     driver_java_options: list[str] = Field(
         default_factory=list,
