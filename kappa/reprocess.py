@@ -40,6 +40,7 @@ from lk import storage
 from lk.config import Settings
 from lk.tables import Tables
 from speed_layer import progress
+from speed_layer.checkpoint import last_committed, planned_offsets
 from speed_layer.lane import Lane, lane_root
 from speed_layer.lane_log import state_table
 from speed_layer.micro_batch import Epoch
@@ -168,16 +169,44 @@ def run_version(
     )
 
 
-def replaying(settings: Settings) -> Settings:
-    """Settings for a replay: micro-batches of ``stream.replay_max_offsets_per_trigger``.
+def replaying(settings: Settings, remaining: dict[int, int] | None = None) -> Settings:
+    """Settings for a replay: micro-batches of about ``stream.replay_max_offsets_per_trigger``.
 
     A replay catches up on history nobody is waiting for, so fewer and larger
-    micro-batches pay the fixed cost of one (plans, Delta commits) less often.
+    micro-batches pay the fixed cost of one (plans, Delta commits) less often. Given the
+    offsets still to read per partition (``remaining``), it splits them into equal
+    micro-batches, as many as their sum over the cap rounds to (so at most 1.5 caps
+    each): 1.015M offsets at a 1M cap make one micro-batch, not one of 1M and a tail of
+    15k that pays a whole micro-batch's fixed cost (7-8 s here). Spark shares the cap
+    between partitions rounding each share down, hence one offset per partition spare.
     """
-    stream = settings.stream.model_copy(
-        update={"max_offsets_per_trigger": settings.stream.replay_max_offsets_per_trigger}
-    )
+    cap = settings.stream.replay_max_offsets_per_trigger
+    if offsets := sum((remaining or {}).values()):
+        cap = -(-offsets // max(1, round(offsets / cap))) + len(remaining or {})
+    stream = settings.stream.model_copy(update={"max_offsets_per_trigger": cap})
     return settings.model_copy(update={"stream": stream})
+
+
+def replay_version(
+    spark: SparkSession,
+    settings: Settings,
+    lane: Lane,
+    registry: ViewRegistry,
+    target: dict[int, int],
+    on_progress: Callable[[dict], None] | None = None,
+) -> LaneRun:
+    """Replay the log into a version's lane (new, or resumed) up to ``target``."""
+    batch = last_committed(spark, lane)
+    done = planned_offsets(spark, lane, batch) if batch is not None else {}
+    remaining = {p: max(0, end - done.get(p, 0)) for p, end in target.items()}
+    return run_version(
+        spark,
+        replaying(settings, remaining),
+        lane,
+        registry,
+        until_caught_up=True,
+        on_progress=on_progress,
+    )
 
 
 def reprocess(
@@ -214,9 +243,7 @@ def reprocess(
             ends = next(iter((metrics.get("end_offsets") or {}).values()), {})
             on_progress(sum(int(o) for o in ends.values()), total)
 
-    run_version(
-        spark, replaying(settings), lane, registry, until_caught_up=True, on_progress=report
-    )
+    replay_version(spark, settings, lane, registry, target, on_progress=report)
     check_replay_complete(spark, settings, lane, target)
     if before_switch:
         before_switch(version)

@@ -184,7 +184,10 @@ class MicroBatchProcessor:
         """The epoch's opening state, as log rows: its base plus what the lane already holds.
 
         What the lane read at or after the epoch's cutoff is recomputed from the retained
-        events with the lateness decisions they were processed with.
+        events with the lateness decisions they were processed with. With none retained
+        (a lane's first micro-batch), the views run over a relation Spark's optimizer
+        knows to be empty (``limit(0)``), so each plan folds to an empty one at planning:
+        no job, no generated code, and the view's column still enters the log's schema.
         """
         pieces = []
         for view in self.registry:
@@ -192,7 +195,8 @@ class MicroBatchProcessor:
                 mine = retained.where(~below(epoch.cutoff))
                 events = self._view_input(view, mine, retained.where(below(epoch.cutoff)), None)
             else:
-                events = self.spark.createDataFrame([], event_schema(self.registry.contract))
+                schema = event_schema(self.registry.contract)
+                events = self.spark.createDataFrame([], schema).limit(0)
             state = view.compute(events, ctx)
             base = epoch.base(view)
             if base is not None:

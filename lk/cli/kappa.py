@@ -57,7 +57,8 @@ def build(version: Annotated[int, typer.Argument(help="The version to replay int
     The step the ``kappa_reprocess`` DAG runs detached while its sensor waits; the DAG
     then validates the version and switches readers itself.
     """
-    from kappa.reprocess import KappaError, replaying, run_version
+    from infra.topics import end_offsets
+    from kappa.reprocess import KappaError, replay_version
     from kappa.versions import existing_versions, open_version
     from lk.spark import build_session
     from lk.tables import Tables
@@ -70,7 +71,8 @@ def build(version: Annotated[int, typer.Argument(help="The version to replay int
         raise typer.Exit(1)
     lane = open_version(spark, config, version)
     with failures_as_exit(KappaError):
-        run = run_version(spark, replaying(config), lane, registry, until_caught_up=True)
+        target = end_offsets(config, config.kafka.events_topic)
+        run = replay_version(spark, config, lane, registry, target)
     console.print(f"v{version}: {run.input_rows:,} rows in {run.seconds:.1f} s")
 
 
