@@ -14,15 +14,23 @@ from datetime import UTC, datetime
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from lake.inline import row_of
 from lake.offsets import dump_offsets, load_offsets
 from lk import storage
 from lk.tables import Tables
 
-RUNS_SCHEMA = (
-    "run_id string, status string, started_at timestamp, finished_at timestamp, "
-    "cutoff string, catalog_cutoff string, bronze_rows long, quarantined_rows long, "
-    "views array<string>, detail string"
-)
+RUNS_COLUMNS = {
+    "run_id": "string",
+    "status": "string",
+    "started_at": "timestamp",
+    "finished_at": "timestamp",
+    "cutoff": "string",
+    "catalog_cutoff": "string",
+    "bronze_rows": "bigint",
+    "quarantined_rows": "bigint",
+    "views": "array<string>",
+    "detail": "string",
+}
 
 
 @dataclass(frozen=True)
@@ -67,9 +75,7 @@ def record(spark: SparkSession, tables: Tables, run: BatchRun) -> None:
         list(run.views),
         run.detail,
     )
-    spark.createDataFrame([row], RUNS_SCHEMA).write.format("delta").mode("append").save(
-        tables.batch_runs
-    )
+    row_of(spark, RUNS_COLUMNS, row).write.format("delta").mode("append").save(tables.batch_runs)
 
 
 def _parse(row: dict) -> BatchRun:

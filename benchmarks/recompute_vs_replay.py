@@ -12,7 +12,12 @@ topic, then timed:
 * ``kappa_replay``           - ``kappa.reprocess``: the streaming code from offset 0 into a
   new version, micro-batches of ``stream.replay_max_offsets_per_trigger`` (issue 5 a, b);
 * ``ceiling_read_decode``    - a bare Spark job that only reads the topic and decodes
-  the JSON (issue 5 c: the ceiling of any replay on this machine).
+  the JSON (issue 5 c: the ceiling of any replay on this machine);
+* ``floor_views_from_log``   - a bare Spark job that reads and decodes the topic, computes
+  the five views over the valid events and writes them in one Delta commit, laid out as
+  a lane's log: the least any design that serves these views pays to rebuild them from
+  the log here (no de-duplication, no late events, no streaming), as the freshness
+  benchmark's views floor is for a micro-batch (issue 15).
 
 Run: ``python -m benchmarks.recompute_vs_replay [--sizes 1000000 5000000] [--output F]``.
 Several sizes run one after the other, each in a fresh process (one JVM with a 2 GB driver
@@ -36,16 +41,18 @@ from pyspark.sql import functions as F
 
 from batch_layer.job import run_batch
 from event_log.catalog import read_catalog
-from event_log.decode import decode_events
+from event_log.decode import decode_events, valid_events
 from event_log.generator import WorkloadSpec, generate
 from event_log.kafka_source import read_range
 from infra.topics import end_offsets, ensure_topics
 from kappa.reprocess import reprocess
+from lake.source import PART
 from lk.config import Settings
 from lk.spark import build_session
 from lk.tables import Tables
 from measure.machine import broker, machine
-from views import revenue_by_category
+from speed_layer import lane_log
+from views import default_registry, revenue_by_category
 from views.base import ViewContext
 
 REPO = Path(__file__).resolve().parents[1]
@@ -139,6 +146,19 @@ def ceiling_read_decode(spark: SparkSession, settings: Settings) -> int:
     )
 
 
+def floor_views_from_log(spark: SparkSession, settings: Settings, out: str) -> None:
+    """Bare job: read the topic, decode, the five views over the valid events, one commit."""
+    topic = settings.kafka.events_topic
+    raw = read_range(spark, settings, topic, {}, end_offsets(settings, topic))
+    registry = default_registry()
+    events = valid_events(decode_events(raw), registry.contract).persist()
+    catalog = read_catalog(spark, settings, end_offsets(settings, settings.kafka.catalog_topic))
+    ctx = ViewContext(settings.views, catalog)
+    pieces = [lane_log.rows(view.name, view.compute(events, ctx)) for view in registry]
+    lane_log.one_frame(pieces).write.format("delta").partitionBy(PART).save(out)
+    events.unpersist()
+
+
 def run_size(
     base: Settings, spark: SparkSession, events: int, workdir: Path, *, replay: bool = True
 ) -> dict[str, Any]:
@@ -156,6 +176,9 @@ def run_size(
         lambda: floor_revenue_only(spark, settings, str(workdir / suffix / "floor"))
     )
     results["ceiling_read_decode"], _ = timed(lambda: ceiling_read_decode(spark, settings))
+    results["floor_views_from_log"], _ = timed(
+        lambda: floor_views_from_log(spark, settings, str(workdir / suffix / "floor_views"))
+    )
     if replay:
         kappa = settings.model_copy(update={"mode": "kappa"})
         results["kappa_replay"], _ = timed(lambda: reprocess(spark, kappa))
@@ -190,29 +213,42 @@ def ratios(seconds: dict[str, float]) -> dict[str, float]:
                 seconds["ceiling_read_decode"] / replay, 2
             ),
         }
+    if "floor_views_from_log" in seconds:
+        floor = seconds["floor_views_from_log"]
+        result["views_floor_throughput_vs_read_decode_ceiling"] = round(
+            seconds["ceiling_read_decode"] / floor, 2
+        )
+        if "kappa_replay" in seconds:
+            result["kappa_replay_vs_views_floor"] = round(seconds["kappa_replay"] / floor, 2)
     return result
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| events | batch from log s | batch from bronze s | floor (revenue only) s | "
-        "kappa replay s | read+decode s | replay/batch-from-log | replay/batch-from-bronze | "
-        "replay vs ceiling |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "kappa replay s | read+decode s | views floor s | replay/batch-from-log | "
+        "replay/batch-from-bronze | replay vs ceiling | views floor vs ceiling | "
+        "replay/views floor |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        s = {"kappa_replay": "-", **r["seconds"]}
+        s = {"kappa_replay": "-", "floor_views_from_log": "-", **r["seconds"]}
         q = {
             "kappa_replay_vs_batch_from_log": "-",
             "kappa_replay_vs_batch_from_bronze": "-",
             "replay_throughput_vs_read_decode_ceiling": "-",
+            "views_floor_throughput_vs_read_decode_ceiling": "-",
+            "kappa_replay_vs_views_floor": "-",
             **r["ratios"],
         }
         lines.append(
             f"| {r['events']:,} | {s['lambda_batch_from_log']} | {s['lambda_batch_from_bronze']} "
             f"| {s['floor_revenue_only']} | {s['kappa_replay']} | {s['ceiling_read_decode']} | "
-            f"{q['kappa_replay_vs_batch_from_log']} | {q['kappa_replay_vs_batch_from_bronze']} | "
-            f"{q['replay_throughput_vs_read_decode_ceiling']} |"
+            f"{s['floor_views_from_log']} | {q['kappa_replay_vs_batch_from_log']} | "
+            f"{q['kappa_replay_vs_batch_from_bronze']} | "
+            f"{q['replay_throughput_vs_read_decode_ceiling']} | "
+            f"{q['views_floor_throughput_vs_read_decode_ceiling']} | "
+            f"{q['kappa_replay_vs_views_floor']} |"
         )
     return "\n".join(lines)
 

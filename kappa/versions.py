@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from lake.inline import row_of
 from lake.source import ServingSource, ViewNotReadyError
 from lk import storage
 from lk.config import Settings, ViewSettings
@@ -24,7 +25,7 @@ from speed_layer.lane import Lane, find_lane, open_lane
 from speed_layer.lane_log import state_table
 from views.registry import ViewRegistry
 
-POINTER_SCHEMA = "version int, action string, at timestamp, note string"
+POINTER_COLUMNS = {"version": "int", "action": "string", "at": "timestamp", "note": "string"}
 EPOCH = "kappa"
 _VERSION = re.compile(r"^v(\d+)$")
 
@@ -80,7 +81,7 @@ def point_to(
 ) -> None:
     """Switch readers to ``version`` (one atomic append)."""
     row = (version, action, datetime.now(UTC).replace(tzinfo=None), note)
-    spark.createDataFrame([row], POINTER_SCHEMA).write.format("delta").mode("append").save(
+    row_of(spark, POINTER_COLUMNS, row).write.format("delta").mode("append").save(
         pointer_path(tables)
     )
 

@@ -55,11 +55,11 @@ from event_log.decode import event_columns, event_schema, quarantined
 from event_log.schema import SHOP
 from infra.topics import end_offsets
 from lake import quarantine
+from lake.inline import one_row, quoted
 from lake.offsets import below
 from lk.config import Settings
 from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets
-from speed_layer.inline import one_row, quoted
 from speed_layer.lane import Lane
 from speed_layer.recovery import record_version
 from views.base import View, ViewContext
@@ -505,7 +505,7 @@ def parameters(
 
     Plans join it in (broadcast) instead of carrying the values as literals, so they stay
     the same from one micro-batch to the next (see the module docstring and
-    :mod:`speed_layer.inline`); broadcasting it runs no job.
+    :mod:`lake.inline`); broadcasting it runs no job.
     """
     columns = {"batch_id": (int(batch_id), "bigint")}
     columns |= {watermark_column(name): (w, "timestamp") for name, w in watermarks.items()}

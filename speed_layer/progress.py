@@ -13,9 +13,9 @@ from datetime import datetime
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from lake.inline import one_row
 from lake.offsets import dump_offsets, load_offsets
 from speed_layer import lane_log
-from speed_layer.inline import one_row
 from speed_layer.lane import Lane
 
 #: the progress row's columns and their SQL types

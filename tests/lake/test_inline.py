@@ -8,7 +8,7 @@ import pytest
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
-from speed_layer.inline import one_row
+from lake.inline import one_row, row_of
 
 pytestmark = pytest.mark.integration
 AWKWARD = """it's a "quote", a back\\slash, a \\' and {"json": [1]}"""
@@ -52,3 +52,22 @@ def test_the_row_is_a_local_table_not_a_python_rdd(spark):
     plan = row._jdf.queryExecution().executedPlan().toString()
     assert "LocalTableScan" in plan
     assert "ExistingRDD" not in plan
+
+
+def test_a_row_of_named_columns_with_a_list_appends_to_delta_as_nullable(spark, tmp_path):
+    columns = {"id": "string", "views": "array<string>", "none": "array<string>", "n": "bigint"}
+    path = str(tmp_path / "runs")
+
+    row_of(spark, columns, ("a", ["x", "it's"], [], 3)).write.format("delta").save(path)
+    row_of(spark, columns, ("b", None, ["y"], None)).write.format("delta").mode("append").save(path)
+
+    table = spark.read.format("delta").load(path)
+    assert [f.nullable for f in table.schema.fields] == [True] * 4
+    assertDataFrameEqual(
+        table, [Row("a", ["x", "it's"], [], 3), Row("b", None, ["y"], None)], checkRowOrder=False
+    )
+
+
+def test_a_row_of_needs_a_value_for_every_column(spark):
+    with pytest.raises(ValueError):
+        row_of(spark, {"a": "int", "b": "int"}, (1,))

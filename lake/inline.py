@@ -9,6 +9,7 @@ reach generated code. What changes every micro-batch enters the plans this way.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from pyspark.sql import DataFrame, SparkSession
@@ -23,6 +24,9 @@ def literal(value: object, sql_type: str) -> str:
     """``value`` as a SQL literal of ``sql_type`` (naive datetimes are UTC)."""
     if value is None:
         return f"CAST(NULL AS {sql_type})"
+    if isinstance(value, list | tuple):
+        element = sql_type.strip()[len("array<") : -1]
+        return f"CAST(ARRAY({', '.join(literal(v, element) for v in value)}) AS {sql_type})"
     if isinstance(value, datetime):
         aware = value if value.tzinfo else value.replace(tzinfo=UTC)
         return f"TIMESTAMP '{aware.isoformat(sep=' ')}'"
@@ -37,3 +41,13 @@ def one_row(spark: SparkSession, columns: dict[str, tuple[object, str]]) -> Data
     values = ", ".join(literal(value, sql_type) for value, sql_type in columns.values())
     names = ", ".join(map(quoted, columns))
     return spark.sql(f"SELECT * FROM VALUES ({values}) AS row({names})")
+
+
+def row_of(spark: SparkSession, columns: Mapping[str, str], values: Sequence[object]) -> DataFrame:
+    """A one-row table of ``values``, in the order of ``columns`` (name -> SQL type).
+
+    For a row appended to a Delta table (a run published, a pointer switched): Delta
+    stores the columns as nullable whatever the row says, and no Python worker starts.
+    """
+    pairs = zip(columns.items(), values, strict=True)
+    return one_row(spark, {name: (value, sql_type) for (name, sql_type), value in pairs})
