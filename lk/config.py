@@ -163,8 +163,9 @@ class StreamSettings(_Section):
         1_000_000,
         ge=1,
         description=(
-            "offsets per micro-batch while a Kappa version replays the log: fewer, larger "
-            "micro-batches (throughput over freshness), memory still bounded"
+            "about this many offsets per micro-batch while a Kappa version replays the log "
+            "(split evenly, at most 1.5 times this): fewer, larger micro-batches "
+            "(throughput over freshness), memory still bounded"
         ),
     )
     compact_every: int = Field(
