@@ -100,19 +100,51 @@ def _partitions(consumer: KafkaConsumer, topic: str) -> list[TopicPartition]:
     return [TopicPartition(topic, p) for p in sorted(ids)]
 
 
-def _offsets(settings: Settings, topic: str, *, end: bool) -> dict[int, int]:
-    consumer = KafkaConsumer(
+def _consumer(settings: Settings) -> KafkaConsumer:
+    return KafkaConsumer(
         bootstrap_servers=settings.kafka.bootstrap_servers,
         group_id=None,
         enable_auto_commit=False,
         client_id="lk-offsets",
     )
+
+
+def _offsets(settings: Settings, topic: str, *, end: bool) -> dict[int, int]:
+    consumer = _consumer(settings)
     try:
         tps = _partitions(consumer, topic)
         found = consumer.end_offsets(tps) if end else consumer.beginning_offsets(tps)
     finally:
         consumer.close()
     return {tp.partition: found[tp] for tp in tps}
+
+
+class EndOffsets:
+    """The end offsets of one topic, read through one consumer that stays open.
+
+    Opening a consumer (connection, API version probe, metadata) costs about 120 ms
+    here and an end-offset request about 2 ms; a lane asks every micro-batch. A
+    consumer reconnects by itself after the broker comes back. ``close`` when done.
+    """
+
+    def __init__(self, settings: Settings, topic: str) -> None:
+        self.settings = settings
+        self.topic = topic
+        self._consumer: KafkaConsumer | None = None
+
+    def __call__(self) -> dict[int, int]:
+        """The next offset to be written per partition (the high watermark), now."""
+        if self._consumer is None:
+            self._consumer = _consumer(self.settings)
+        tps = _partitions(self._consumer, self.topic)
+        found = self._consumer.end_offsets(tps)
+        return {tp.partition: found[tp] for tp in tps}
+
+    def close(self) -> None:
+        """Close the consumer (the next call opens a new one)."""
+        if self._consumer is not None:
+            self._consumer.close()
+            self._consumer = None
 
 
 def start_offsets(settings: Settings, topic: str) -> dict[int, int]:

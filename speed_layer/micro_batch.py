@@ -57,7 +57,7 @@ from pyspark.sql import functions as F
 from event_log.catalog import read_catalog
 from event_log.decode import event_columns, event_schema, quarantined
 from event_log.schema import SHOP
-from infra.topics import end_offsets
+from infra.topics import EndOffsets
 from lake import quarantine
 from lake.inline import one_row, quoted
 from lake.offsets import below
@@ -129,6 +129,7 @@ class MicroBatchProcessor:
         self.time = registry.contract.time_field
         #: what reads of the log filter on: the retained events' time (the look-back)
         self.indexed = (f"{lane_log.RETAINED}.{self.time}",)
+        self._catalog_ends = EndOffsets(settings, settings.kafka.catalog_topic)
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
         self._fresh = False  # no progress row at start: nothing to rebase until one
@@ -138,12 +139,22 @@ class MicroBatchProcessor:
 
     def _catalog_table(self) -> DataFrame:
         """The catalog as it stands now; re-read only when the topic moved."""
-        ends = end_offsets(self.settings, self.settings.kafka.catalog_topic)
+        ends = self._catalog_ends()
         if self._catalog is None or self._catalog[0] != ends:
             if self._catalog is not None:
                 self._catalog[1].unpersist()
             self._catalog = (ends, read_catalog(self.spark, self.settings, ends).persist())
         return self._catalog[1]
+
+    def close(self) -> None:
+        """Release what the processor holds between micro-batches: a consumer, a cache.
+
+        Called once the lane's query has stopped, so no micro-batch is using them.
+        """
+        self._catalog_ends.close()
+        if self._catalog is not None:
+            self._catalog[1].unpersist()
+            self._catalog = None
 
     # -- epochs -----------------------------------------------------------------------
     def _retained(self, version: int | None) -> DataFrame | None:

@@ -352,6 +352,7 @@ def run_lane(
     bug_restarts = 0
     while True:
         query: StreamingQuery | None = None
+        processor: MicroBatchProcessor | None = None
         try:
             lane = tally.lane = recover(spark, lane)
             check_retained(spark, settings, lane)
@@ -400,6 +401,8 @@ def run_lane(
         finally:
             if query is not None and query.isActive:
                 query.stop()
+            if processor is not None:
+                processor.close()
     return LaneRun(
         lane=lane.name,
         micro_batches=tally.batches,
