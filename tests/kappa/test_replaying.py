@@ -29,7 +29,7 @@ def test_a_replay_splits_what_it_reads_into_equal_micro_batches():
 
     # 1,015,165 offsets: one micro-batch of them all, not 1M and a tail of 15,165
     assert cap({0: 507_583, 1: 507_582}) == 1_015_165 + 2
-    # 5,075,825 offsets in 4 partitions: five equal micro-batches, not five and a tail
+    # 5,075,825 offsets in 4 partitions: five equal micro-batches, not five and a tail of 75k
     assert cap({p: 1_268_956 for p in range(4)} | {3: 1_268_957}) == 1_015_165 + 4
     # 1.6M: two micro-batches of 800k (the cap is a size to aim at, not a hard limit)
     assert cap({0: 1_600_000}) == 800_000 + 1
