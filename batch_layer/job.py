@@ -177,8 +177,9 @@ def compute_run(
         bronze.ensure_tables(spark, tables, registry.contract)
         landing = bronze.Landing(landed=0, quarantined=0)
     events = bronze_events(spark, tables, cutoff).persist()
+    catalog = read_catalog(spark, settings, catalog_cutoff).persist()
     try:
-        ctx = ViewContext(settings.views, read_catalog(spark, settings, catalog_cutoff).persist())
+        ctx = ViewContext(settings.views, catalog)
         for view in registry:
             path = tables.batch_view(run.run_id, view.name)
             view.compute(events, ctx).write.format("delta").mode("overwrite").save(path)
@@ -187,6 +188,7 @@ def compute_run(
         bronze_rows = events.count()
     finally:
         events.unpersist()
+        catalog.unpersist()
     quarantined_rows = spark.read.format("delta").load(tables.quarantine).count()
     run = replace(
         run,

@@ -164,7 +164,12 @@ class MicroBatchProcessor:
         return lane_log.read(self.spark, self.lane, lane_log.RETAINED, version)
 
     def _view_input(
-        self, view: View, events: DataFrame, retained: DataFrame | None, watermark: datetime | None
+        self,
+        view: View,
+        events: DataFrame,
+        retained: DataFrame | None,
+        watermark: datetime | None,
+        held: list[DataFrame],
     ) -> DataFrame:
         """Non-late events for ``view``, plus the context a join view needs.
 
@@ -183,6 +188,11 @@ class MicroBatchProcessor:
         keeps). ``context_key`` then keeps only the earlier events that share the join's
         columns with an event of this micro-batch, so a live lane's join does not grow
         with everything it retained.
+
+        Those partners are cached for the micro-batch (appended to ``held``, which the
+        caller releases after its commit): a join reads its input several times (each
+        side of a semi- and an anti-join), and each read would otherwise list the log's
+        files and scan every retained file within the look-back again.
         """
         own = events.where(~F.array_contains("late_for", view.name))
         if view.context_lookback is None or retained is None:
@@ -191,11 +201,12 @@ class MicroBatchProcessor:
         if watermark is not None:
             since = watermark - view.context_lookback(self.settings.views)
             context = context.where(F.col(self.time) >= F.lit(floor_to(since, CONTEXT_STEP)))
-        context = partners_of(view, own, context)
-        return own.select(*self.columns).unionByName(context.select(*self.columns))
+        context = partners_of(view, own, context).select(*self.columns).persist()
+        held.append(context)
+        return own.select(*self.columns).unionByName(context)
 
     def _epoch_state(
-        self, epoch: Epoch, ctx: ViewContext, retained: DataFrame | None
+        self, epoch: Epoch, ctx: ViewContext, retained: DataFrame | None, held: list[DataFrame]
     ) -> list[DataFrame]:
         """The epoch's opening state, as log rows: its base plus what the lane already holds.
 
@@ -209,7 +220,8 @@ class MicroBatchProcessor:
         for view in self.registry:
             if retained is not None:
                 mine = retained.where(~below(epoch.cutoff))
-                events = self._view_input(view, mine, retained.where(below(epoch.cutoff)), None)
+                earlier = retained.where(below(epoch.cutoff))
+                events = self._view_input(view, mine, earlier, None, held)
             else:
                 schema = event_schema(self.registry.contract)
                 events = self.spark.createDataFrame([], schema).limit(0)
@@ -244,7 +256,8 @@ class MicroBatchProcessor:
             started = datetime.now(UTC).replace(tzinfo=None)
             retained = self._retained(lane_log.version(self.spark, self.lane))
             ctx = ViewContext(self.settings.views, self._catalog_table())
-            pieces = self._epoch_state(epoch, ctx, retained)
+            held: list[DataFrame] = []
+            pieces = self._epoch_state(epoch, ctx, retained, held)
             row = replace(
                 last,
                 epoch=epoch.id,
@@ -258,12 +271,15 @@ class MicroBatchProcessor:
                 finished_at=datetime.now(UTC).replace(tzinfo=None),
                 kind=progress.REBASE,
             )
-            lane_log.commit(
-                self.spark,
-                self.lane,
-                [*pieces, progress.rows(self.spark, row)],
-                indexed=self.indexed,
-            )
+            try:
+                lane_log.commit(
+                    self.spark,
+                    self.lane,
+                    [*pieces, progress.rows(self.spark, row)],
+                    indexed=self.indexed,
+                )
+            finally:
+                release(held)
             log.info("lane %s rebased onto epoch %s", self.lane.name, epoch.id)
             self._last = row
             return True
@@ -297,14 +313,14 @@ class MicroBatchProcessor:
         epoch = self.epoch()
         retained = self._retained(record_version(spark, self.lane, batch_id))
         ctx = ViewContext(self.settings.views, self._catalog_table())
+        held = [batch.persist()]  # what this micro-batch caches, released after its commit
         pieces = []
-        if previous is None or previous.epoch != epoch.id:
-            pieces = self._epoch_state(epoch, ctx, retained)
-            log.info("lane %s opens epoch %s in batch %d", self.lane.name, epoch.id, batch_id)
-        batch = batch.persist()
-        lap("prepare")
         try:
-            stats, written = self._process(batch, batch_id, epoch, previous, ctx, retained)
+            if previous is None or previous.epoch != epoch.id:
+                pieces = self._epoch_state(epoch, ctx, retained, held)
+                log.info("lane %s opens epoch %s in batch %d", self.lane.name, epoch.id, batch_id)
+            lap("prepare")
+            stats, written = self._process(held[0], batch_id, epoch, previous, ctx, retained, held)
             start, end = committed_offsets(spark, self.lane, batch_id)
             lap("count")
             row = progress.BatchProgress(
@@ -325,7 +341,7 @@ class MicroBatchProcessor:
             )
             lap("commit")
         finally:
-            batch.unpersist()
+            release(held)
         self._maintain(epoch, batch_id, row.max_event_time)
         lap("maintain")
         self._last = row
@@ -341,8 +357,12 @@ class MicroBatchProcessor:
         previous: progress.BatchProgress | None,
         ctx: ViewContext,
         earlier: DataFrame | None,
+        held: list[DataFrame],
     ) -> tuple[dict, list[DataFrame]]:
-        """The micro-batch's counts for its progress row, and its rows for the log."""
+        """The micro-batch's counts for its progress row, and its rows for the log.
+
+        ``held`` takes what the views' inputs cache for the micro-batch (``_view_input``).
+        """
         views = list(self.registry)
         seen = previous.max_event_time if previous else None
         watermarks = {
@@ -381,7 +401,8 @@ class MicroBatchProcessor:
                     epoch.id,
                     view.name,
                     view.compute(
-                        self._view_input(view, events, context, watermarks[view.name]), ctx
+                        self._view_input(view, events, context, watermarks[view.name], held),
+                        ctx,
                     ),
                 )
                 for view in views
@@ -493,6 +514,13 @@ class MicroBatchProcessor:
         """
         old = F.col(f"{prefix}{self.time}") < since
         return (below(epoch.cutoff, prefix) & old) if epoch.keeps_history else old
+
+
+def release(held: list[DataFrame]) -> None:
+    """Drop the cached frames of a micro-batch (or a rebase) once it committed or failed."""
+    for frame in held:
+        frame.unpersist()
+    held.clear()
 
 
 def in_background(job: Callable[[], T]) -> Callable[[], T]:

@@ -12,6 +12,7 @@ from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
 from lk.status import lane_status
 from oracle import consume_all
+from tests.support.cache import cached_rdds
 from tests.support.expected import (
     assert_served_per_contract,
     lane_batches,
@@ -29,10 +30,14 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
     records = list(generate(SPEC))
     split = int(len(records) * 0.6)
     assert produce(settings, records[:split]).failed == 0
+    cached = cached_rdds(spark)
     batch = run_batch(spark, settings)
+    assert cached_rdds(spark) == cached  # the batch job released its events and catalog
     batch_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
     assert produce(settings, records[split:]).failed == 0
     run_speed(spark, settings, until_caught_up=True)
+    # each micro-batch cached its events and its join partners, and released them
+    assert cached_rdds(spark) == cached
 
     source = source_of(spark, settings)
     assert source.description.startswith(f"batch run {batch.run.run_id} + speed")
