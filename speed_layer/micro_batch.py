@@ -517,10 +517,15 @@ class MicroBatchProcessor:
 
 
 def release(held: list[DataFrame]) -> None:
-    """Drop the cached frames of a micro-batch (or a rebase) once it committed or failed."""
-    for frame in held:
-        frame.unpersist()
-    held.clear()
+    """Drop the cached frames of a micro-batch (or a rebase) once it committed or failed.
+
+    Newest first: a frame cached from an earlier one (the join partners, from the batch)
+    goes before what it was computed from. Dropping the earlier one first makes Spark's
+    cache manager plan the later one again if its cache is not complete (a micro-batch
+    that failed before its write), Delta's file listing included, for nothing.
+    """
+    while held:
+        held.pop().unpersist()
 
 
 def in_background(job: Callable[[], T]) -> Callable[[], T]:
