@@ -192,8 +192,9 @@ def dedup_state(progress: dict) -> dict | None:
     """The de-duplication state after a micro-batch: the ids it holds, what keeping it cost.
 
     Spark evicts expired ids by scanning the whole state on every micro-batch, so the
-    removal time grows with the ids held (up to ``stream.dedup_horizon`` of events),
-    whether or not any expired.
+    removal time grows with the ids held, whether or not any expired. An id is held until
+    the watermark (the horizon behind the newest append time) passes its own time plus
+    the horizon: about twice ``stream.dedup_horizon`` of events.
     """
     operators = progress.get("stateOperators") or []
     if not operators:
