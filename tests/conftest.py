@@ -10,6 +10,15 @@ import pytest
 from lk.config import Settings, load_settings, with_sections
 
 REPO = Path(__file__).resolve().parents[1]
+#: the markers ``make test`` and ``make scenarios`` select on: a test with none runs nowhere
+KINDS = ("unit", "integration", "chaos", "scenario")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse a test that carries none of :data:`KINDS`: no command would ever run it."""
+    unmarked = [item.nodeid for item in items if not any(item.get_closest_marker(k) for k in KINDS)]
+    if unmarked:
+        raise pytest.UsageError(f"tests without one of the markers {KINDS}: {unmarked}")
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from infra.processes import failure_excerpt, group_alive, stop_group
+
+pytestmark = pytest.mark.unit
 
 #: A parent that forks a grandchild ignoring SIGTERM, then sleeps: SIGTERM alone leaves the
 #: grandchild behind, as Chromium's helpers outlive the browser for a moment.

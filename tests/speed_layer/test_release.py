@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from speed_layer.micro_batch import release
+
+pytestmark = pytest.mark.unit
 
 
 class Cached:
