@@ -109,14 +109,18 @@ def _consumer(settings: Settings) -> KafkaConsumer:
     )
 
 
+def _read(consumer: KafkaConsumer, topic: str, *, end: bool) -> dict[int, int]:
+    tps = _partitions(consumer, topic)
+    found = consumer.end_offsets(tps) if end else consumer.beginning_offsets(tps)
+    return {tp.partition: found[tp] for tp in tps}
+
+
 def _offsets(settings: Settings, topic: str, *, end: bool) -> dict[int, int]:
     consumer = _consumer(settings)
     try:
-        tps = _partitions(consumer, topic)
-        found = consumer.end_offsets(tps) if end else consumer.beginning_offsets(tps)
+        return _read(consumer, topic, end=end)
     finally:
         consumer.close()
-    return {tp.partition: found[tp] for tp in tps}
 
 
 class EndOffsets:
@@ -136,9 +140,7 @@ class EndOffsets:
         """The next offset to be written per partition (the high watermark), now."""
         if self._consumer is None:
             self._consumer = _consumer(self.settings)
-        tps = _partitions(self._consumer, self.topic)
-        found = self._consumer.end_offsets(tps)
-        return {tp.partition: found[tp] for tp in tps}
+        return _read(self._consumer, self.topic, end=True)
 
     def close(self) -> None:
         """Close the consumer (the next call opens a new one)."""

@@ -313,14 +313,15 @@ class MicroBatchProcessor:
         epoch = self.epoch()
         retained = self._retained(record_version(spark, self.lane, batch_id))
         ctx = ViewContext(self.settings.views, self._catalog_table())
-        held = [batch.persist()]  # what this micro-batch caches, released after its commit
+        batch = batch.persist()
+        held = [batch]  # what this micro-batch caches, released after its commit
         pieces = []
         try:
             if previous is None or previous.epoch != epoch.id:
                 pieces = self._epoch_state(epoch, ctx, retained, held)
                 log.info("lane %s opens epoch %s in batch %d", self.lane.name, epoch.id, batch_id)
             lap("prepare")
-            stats, written = self._process(held[0], batch_id, epoch, previous, ctx, retained, held)
+            stats, written = self._process(batch, batch_id, epoch, previous, ctx, retained, held)
             start, end = committed_offsets(spark, self.lane, batch_id)
             lap("count")
             row = progress.BatchProgress(
