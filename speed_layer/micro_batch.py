@@ -184,10 +184,10 @@ class MicroBatchProcessor:
         event older than the exact bound can partner no event of this micro-batch (those
         are at or after the watermark, their partners within the look-back), and what
         earlier events derive among themselves is in the state already, which a join
-        view's merge keeps (the same holds for every earlier event ``partners_of``
-        keeps). ``context_key`` then keeps only the earlier events that share the join's
-        columns with an event of this micro-batch, so a live lane's join does not grow
-        with everything it retained.
+        view's merge keeps. The view's ``partners`` then keeps only the earlier events
+        that can still meet an event of this micro-batch (for ``conversions``: the page
+        views its purchases may follow, the purchases its page views may precede), so a
+        live lane's join does not grow with everything it retained.
 
         Those partners are cached for the micro-batch (appended to ``held``, which the
         caller releases after its commit): a join reads its input several times (each
@@ -201,7 +201,9 @@ class MicroBatchProcessor:
         if watermark is not None:
             since = watermark - view.context_lookback(self.settings.views)
             context = context.where(F.col(self.time) >= F.lit(floor_to(since, CONTEXT_STEP)))
-        context = partners_of(view, own, context).select(*self.columns).persist()
+        if view.partners is not None:
+            context = view.partners(own, context, self.settings.views)
+        context = context.select(*self.columns).persist()
         held.append(context)
         return own.select(*self.columns).unionByName(context)
 
@@ -559,18 +561,6 @@ def in_background(job: Callable[[], T]) -> Callable[[], T]:
 def floor_to(moment: datetime, step: timedelta) -> datetime:
     """``moment`` rounded down to a whole multiple of ``step`` (counted from 0001-01-01)."""
     return moment - (moment - datetime.min) % step
-
-
-def partners_of(view: View, own: DataFrame, context: DataFrame) -> DataFrame:
-    """The earlier events that share ``view.context_key`` with an event of this micro-batch.
-
-    Any other earlier event was joined in the micro-batch that brought it or its partner,
-    and the rows that produced are in the state already: a join view's merge keeps them.
-    """
-    if not view.context_key:
-        return context
-    keys = list(view.context_key)
-    return context.join(own.select(*keys).distinct(), keys, "left_semi")
 
 
 def watermark_column(view: str) -> str:

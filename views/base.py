@@ -31,6 +31,7 @@ Compute = Callable[[DataFrame, ViewContext], DataFrame]
 Totals = Callable[[DataFrame, ViewSettings], dict[str, Column]]
 Merge = Callable[[DataFrame], DataFrame]
 Present = Callable[[DataFrame], DataFrame]
+Partners = Callable[[DataFrame, DataFrame, ViewSettings], DataFrame]
 
 
 def _human(value: object) -> str:
@@ -66,9 +67,11 @@ class View:
         order_by: presentation order.
         context_lookback: for views that join events with earlier events (stream-stream
             joins): how far behind the watermark the streaming layers must keep events.
-        context_key: the columns a join partner shares (the join's equality columns):
-            earlier events count as context only if they share them with an event of
-            the micro-batch, since no other earlier event can change the result.
+        partners: ``(own, earlier, settings) -> earlier events`` that can still join an
+            event of ``own`` (a micro-batch's events): the streaming layers join a
+            micro-batch with these only, not with everything of the look-back they
+            retained. An earlier event it leaves out must change no result; without it,
+            every earlier event of the look-back is context.
         window: the window, for humans (``lk views``); ``{field}`` is replaced by that
             field of the view settings (``"tumbling {tumbling_window}"``).
 
@@ -82,7 +85,7 @@ class View:
     present: Present = drop_internal
     order_by: tuple[str, ...] = ()
     context_lookback: Callable[[ViewSettings], object] | None = None
-    context_key: tuple[str, ...] = ()
+    partners: Partners | None = None
     non_negative: tuple[str, ...] = ()
     totals: Totals | None = None
     settles_with: str | None = None

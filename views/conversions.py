@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lk.config import format_duration
+from lk.config import ViewSettings, format_duration
 from views.base import View, ViewContext
 from views.windows import bounds, tumbling
 
@@ -31,7 +31,7 @@ def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
         F.col("product_id").alias("_v_product"),
         F.col("event_time").alias("_view_time"),
     )
-    lookback = F.expr(f"INTERVAL {format_duration(settings.conversion_lookback)}")
+    lookback = _interval(settings)
     matches = (
         (F.col("user_id") == F.col("_v_user"))
         & (F.col("product_id") == F.col("_v_product"))
@@ -48,6 +48,40 @@ def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
         )
         .select(*bounds(), "event_id", "converted")
     )
+
+
+def partners(own: DataFrame, earlier: DataFrame, settings: ViewSettings) -> DataFrame:
+    """The earlier events that can still meet one of ``own`` in this join.
+
+    Page views of the same user and product that a purchase of ``own`` may follow
+    (within the look-back before it), and purchases that a page view of ``own`` may
+    precede (within the look-back after it). Any other earlier event either meets no
+    event of ``own`` or met its partner when it arrived, and the OR merge keeps that.
+    Bounded per (user, product) by the earliest and latest times in ``own``.
+    """
+    time = F.col("event_time")
+    kind = F.col("event_type")
+    wanted = own.groupBy(
+        F.col("user_id").alias("_user"), F.col("product_id").alias("_product")
+    ).agg(
+        F.min(F.when(kind == "purchase", time)).alias("_first_purchase"),
+        F.max(F.when(kind == "purchase", time)).alias("_last_purchase"),
+        F.min(F.when(kind == "page_view", time)).alias("_first_view"),
+        F.max(F.when(kind == "page_view", time)).alias("_last_view"),
+    )
+    lookback = _interval(settings)
+    a_view = (kind == "page_view") & time.between(
+        F.col("_first_purchase") - lookback, F.col("_last_purchase")
+    )
+    a_purchase = (kind == "purchase") & time.between(
+        F.col("_first_view"), F.col("_last_view") + lookback
+    )
+    same_pair = (F.col("user_id") == F.col("_user")) & (F.col("product_id") == F.col("_product"))
+    return earlier.join(wanted, same_pair & (a_view | a_purchase), "left_semi")
+
+
+def _interval(settings: ViewSettings) -> Column:
+    return F.expr(f"INTERVAL {format_duration(settings.conversion_lookback)}")
 
 
 def merge(state: DataFrame) -> DataFrame:
@@ -81,7 +115,7 @@ VIEW = View(
     present=present,
     order_by=KEY,
     context_lookback=lambda settings: settings.conversion_lookback,
-    context_key=("user_id", "product_id"),
+    partners=partners,
     non_negative=("purchases", "converted"),
     totals=lambda events, _: {"purchases": F.count(F.when(F.col("event_type") == "purchase", 1))},
 )

@@ -71,3 +71,32 @@ def test_cart_order_does_not_matter(events, ctx):
     forward = cart_state.VIEW.evaluate(events(rows), ctx())
     backward = cart_state.VIEW.evaluate(events(rows[::-1]), ctx())
     assertDataFrameEqual(forward, backward)
+
+
+def test_conversion_partners_are_the_earlier_events_that_can_still_meet_the_new_ones(events, ctx):
+    p = T0 + 2 * HOUR
+    minute = timedelta(minutes=1)
+    own = events([("purchase", 1, 10, 1, 1.0, p), ("page_view", 2, 20, None, None, p)])
+    earlier = events(
+        [
+            ("page_view", 1, 10, None, None, p - HOUR),  # the purchase may follow it
+            ("purchase", 2, 20, 1, 1.0, p + HOUR),  # it may follow the new page view
+            ("page_view", 1, 10, None, None, p - HOUR - MS),  # past the look-back
+            ("page_view", 1, 10, None, None, p + MS),  # after the purchase
+            ("purchase", 2, 20, 1, 1.0, p - MS),  # before the page view
+            ("purchase", 2, 20, 1, 1.0, p + HOUR + MS),  # past the look-back after it
+            ("purchase", 1, 10, 1, 1.0, p - minute),  # no new page view of (1, 10)
+            ("page_view", 2, 20, None, None, p - minute),  # no new purchase of (2, 20)
+            ("add_to_cart", 1, 10, 1, 1.0, p - minute),  # never a partner
+            ("page_view", 1, 11, None, None, p - minute),  # another product
+            ("purchase", 3, 30, 1, 1.0, p),  # joined when it arrived
+        ]
+    )
+    kept = conversions.partners(own, earlier, ctx().settings)
+    assertDataFrameEqual(
+        kept.select("event_type", "user_id", "product_id", "event_time"),
+        [
+            Row("page_view", 1, 10, p - HOUR),
+            Row("purchase", 2, 20, p + HOUR),
+        ],
+    )
