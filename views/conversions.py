@@ -57,7 +57,9 @@ def partners(own: DataFrame, earlier: DataFrame, settings: ViewSettings) -> Data
     (within the look-back before it), and purchases that a page view of ``own`` may
     precede (within the look-back after it). Any other earlier event either meets no
     event of ``own`` or met its partner when it arrived, and the OR merge keeps that.
-    Bounded per (user, product) by the earliest and latest times in ``own``.
+    Bounded per (user, product) by the earliest and latest times in ``own``. Those
+    bounds are broadcast: at most one row per pair in ``own``, so the earlier events (a
+    live lane's whole look-back) are filtered where they are read, not shuffled first.
     """
     time = F.col("event_time")
     kind = F.col("event_type")
@@ -77,7 +79,7 @@ def partners(own: DataFrame, earlier: DataFrame, settings: ViewSettings) -> Data
         F.col("_first_view"), F.col("_last_view") + lookback
     )
     same_pair = (F.col("user_id") == F.col("_user")) & (F.col("product_id") == F.col("_product"))
-    return earlier.join(wanted, same_pair & (a_view | a_purchase), "left_semi")
+    return earlier.join(F.broadcast(wanted), same_pair & (a_view | a_purchase), "left_semi")
 
 
 def _interval(settings: ViewSettings) -> Column:
