@@ -20,8 +20,7 @@ One commit per micro-batch is what makes it exactly-once at no cost on the norma
 path: the commit holds the micro-batch's progress row, so it happened as a whole or not
 at all, and a crash before Spark recorded the micro-batch is undone by restoring this
 one table (:mod:`speed_layer.recovery`). The state is merged on read; every
-``stream.compact_every`` micro-batches one more commit rewrites it merged (and the
-retained events of those micro-batches as one file), and every
+``stream.compact_every`` micro-batches one more commit rewrites it merged, and every
 ``PRUNE_EVERY`` micro-batches a delete drops the retained events nothing can need any
 more (a commit only when there are some).
 """
@@ -103,35 +102,14 @@ def commit(
     writer.partitionBy(PART).save(lane.log)
 
 
-def replace(
-    spark: SparkSession,
-    lane: Lane,
-    parts: list[str],
-    pieces: list[DataFrame],
-    *,
-    retained_batches: tuple[int, int] | None = None,
-) -> None:
-    """Replace every row of ``parts`` with ``pieces`` in one commit (the compaction).
-
-    ``retained_batches``: ``(first, last)``, the micro-batches whose retained events are
-    replaced too (their rows among ``pieces``), so that the files of many micro-batches
-    become one. Delta finds those files by their statistics on ``retained.batch_id``
-    and removes them whole: one file per micro-batch was what the look-back's every
-    read opened.
-    """
+def replace(spark: SparkSession, lane: Lane, parts: list[str], pieces: list[DataFrame]) -> None:
+    """Replace every row of ``parts`` with ``pieces`` in one commit (compaction, pruning)."""
     listed = ", ".join("'" + p.replace("'", "''") + "'" for p in parts)
-    where = f"{PART} IN ({listed})"
-    if retained_batches is not None:
-        first, last = retained_batches
-        where += (
-            f" OR ({PART} = '{RETAINED}'"
-            f" AND {RETAINED}.batch_id BETWEEN {int(first)} AND {int(last)})"
-        )
     (
         one_frame(pieces)
         .write.format("delta")
         .mode("overwrite")
-        .option("replaceWhere", where)
+        .option("replaceWhere", f"{PART} IN ({listed})")
         .save(lane.log)
     )
 

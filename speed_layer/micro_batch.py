@@ -21,8 +21,7 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
    the progress row go to the lane's log in **one** Delta commit
    (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
    Every ``stream.compact_every`` micro-batches one more commit rewrites the state
-   merged (one row per key again) and those micro-batches' retained events as one
-   file, and every ``PRUNE_EVERY`` a delete drops the
+   merged (one row per key again), and every ``PRUNE_EVERY`` a delete drops the
    retained events nothing can need any more.
 
 A micro-batch Spark never recorded as committed is undone by restoring the log before a
@@ -34,11 +33,11 @@ as *data*, a one-row table joined in (:func:`parameters`), and the earlier retai
 events are read at the Delta version recorded before the batch, not filtered by id.
 Spark writes literal numbers and timestamps into the code it generates, so a literal
 that changed every micro-batch made Spark compile every stage again; as data, the plans
-stay the same from batch to batch and Spark's code cache serves them. Three bounds stay
-literals on purpose, because they let Delta skip files: the join context's, rounded
+stay the same from batch to batch and Spark's code cache serves them. Two bounds stay
+literals on purpose, because they let Delta skip old files: the join context's, rounded
 down to ``CONTEXT_STEP`` so it changes every few minutes of event time, not every
-micro-batch (see ``_view_input``), the compaction's range of micro-batches and the
-pruning delete's (every ``stream.compact_every`` and ``PRUNE_EVERY`` micro-batches).
+micro-batch (see ``_view_input``), and the pruning delete's (every ``PRUNE_EVERY``
+micro-batches).
 """
 
 from __future__ import annotations
@@ -128,9 +127,8 @@ class MicroBatchProcessor:
         self.epoch = epoch
         self.columns = event_columns(registry.contract)
         self.time = registry.contract.time_field
-        #: what reads of the log filter on: the retained events' time (the look-back) and
-        #: micro-batch (the compaction's)
-        self.indexed = (f"{lane_log.RETAINED}.{self.time}", f"{lane_log.RETAINED}.batch_id")
+        #: what reads of the log filter on: the retained events' time (the look-back)
+        self.indexed = (f"{lane_log.RETAINED}.{self.time}",)
         self._catalog_ends = EndOffsets(settings, settings.kafka.catalog_topic)
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
@@ -477,15 +475,11 @@ class MicroBatchProcessor:
         Readers see the same rows before and after: the merge rule is applied to the
         state on read anyway, and the dropped events are older than anything a rebase
         or a join can still need. The compaction rewrites the views' state in one
-        commit, with the retained events of the micro-batches since the last one as one
-        file: each micro-batch writes a file of its own, and the join's look-back opened
-        every one of them on every read (an hour of micro-batches held some 700). The
-        pruning deletes only retained rows past the keep-back, and Delta rewrites only
-        the files its statistics say may hold such rows (one commit, or none while
-        nothing is that old, as in a live lane's first hour).
+        commit; the pruning deletes only retained rows past the keep-back, and Delta
+        rewrites only the files its statistics say may hold such rows (one commit, or
+        none while nothing is that old, as in a live lane's first hour).
         """
-        every = self.settings.stream.compact_every
-        compact = batch_id > 0 and batch_id % every == 0
+        compact = batch_id > 0 and batch_id % self.settings.stream.compact_every == 0
         prune = batch_id > 0 and batch_id % PRUNE_EVERY == 0 and clock is not None
         if compact:
             parts: list[str] = []
@@ -496,18 +490,7 @@ class MicroBatchProcessor:
                 pieces.append(
                     lane_log.state_rows(epoch.id, view.name, view.merge(table.read(self.spark)))
                 )
-            batches = (batch_id - every + 1, batch_id)
-            retained = self._retained(lane_log.version(self.spark, self.lane))
-            if retained is not None:
-                recent = retained.where(F.col("batch_id").between(*batches))
-                pieces.append(lane_log.rows(lane_log.RETAINED, recent))
-            lane_log.replace(
-                self.spark,
-                self.lane,
-                parts,
-                pieces,
-                retained_batches=None if retained is None else batches,
-            )
+            lane_log.replace(self.spark, self.lane, parts, pieces)
         if prune:
             since = F.lit(clock - self._keep_back())
             old = self._prunable(epoch, since, prefix=f"{lane_log.RETAINED}.")
