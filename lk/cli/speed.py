@@ -10,8 +10,6 @@ from rich.table import Table
 
 from lk.cli.common import console, failures_as_exit, platform, settings
 
-#: The PID file name of the long-running ``lk speed`` (see ``lk.detached``).
-
 
 def speed_command(
     until_caught_up: Annotated[

@@ -1,4 +1,4 @@
-"""What the DAG tests share: the ``LK_*`` environment that points tasks at a test's topics."""
+"""What the DAG tests share: the DAGs' folder, an Airflow home, ``LK_*`` variables set per test."""
 
 from __future__ import annotations
 
@@ -10,25 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lk.config import Settings
-
 DAGS = Path(__file__).resolve().parents[2] / "dags"
-
-
-def lk_env(settings: Settings, **extra: str) -> dict[str, str]:
-    """``LK_*`` variables that make ``load_settings()`` (in a task, a subprocess, an Airflow
-    process) see the test's broker, topics, storage and jars."""
-    env = {
-        "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
-        "LK_KAFKA__EVENTS_TOPIC": settings.kafka.events_topic,
-        "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
-        "LK_STORAGE__ROOT": settings.storage.root,
-        "LK_SPARK__JARS_DIR": str(settings.spark.jars_dir),
-        "LK_SPARK__SHUFFLE_PARTITIONS": str(settings.spark.shuffle_partitions),
-        "LK_BROKER__HOME": str(settings.broker.home),
-        "LK_WATCHDOG__HOME": str(Path(settings.storage.root).parent / "speed"),
-    }
-    return {**env, **extra}
 
 
 @pytest.fixture

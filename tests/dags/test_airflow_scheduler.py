@@ -17,7 +17,7 @@ from infra.local import free_ports
 from lk.config import Settings, load_settings
 from oracle import consume_all
 from tests.conftest import fresh_topics
-from tests.dags.conftest import lk_env
+from tests.support.env import lk_env
 from tests.support.kafka import produce_spec
 from tests.support.workload import assert_view_matches, oracle_views
 from views import default_registry

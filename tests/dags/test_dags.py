@@ -14,7 +14,8 @@ from datetime import timedelta
 
 import pytest
 
-from tests.dags.conftest import DAGS, lk_env
+from tests.dags.conftest import DAGS
+from tests.support.env import lk_env
 
 pytestmark = pytest.mark.integration
 DAG_IDS = {"lambda_nightly", "speed_layer_watchdog", "kappa_reprocess", "compare_architectures"}

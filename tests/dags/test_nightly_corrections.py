@@ -14,7 +14,8 @@ from lambda_arch import LAMBDA_LANE, run_speed
 from lk.config import with_sections
 from lk.tables import Tables
 from oracle import consume_all
-from tests.dags.conftest import DAGS, lk_env
+from tests.dags.conftest import DAGS
+from tests.support.env import lk_env
 from tests.support.expected import (
     assert_served_per_contract,
     lane_batches,

@@ -15,7 +15,8 @@ from lk import detached
 from lk.config import load_settings
 from lk.detached import SPEED_PROCESS
 from lk.tasks import speed_lag_check
-from tests.dags.conftest import DAGS, lk_env
+from tests.dags.conftest import DAGS
+from tests.support.env import lk_env
 from tests.support.kafka import produce_spec
 
 pytestmark = [pytest.mark.integration, pytest.mark.scenario]

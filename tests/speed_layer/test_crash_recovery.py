@@ -26,6 +26,7 @@ from oracle import consume_all
 from speed_layer import lane_log
 from speed_layer.lane import find_lane
 from tests.conftest import REPO
+from tests.support.env import lk_env
 from tests.support.expected import assert_served_per_contract
 from tests.support.kafka import produce_spec
 
@@ -36,14 +37,12 @@ SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=33)
 def _env(settings) -> dict[str, str]:
     return {
         **os.environ,
-        "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
-        "LK_KAFKA__EVENTS_TOPIC": settings.kafka.events_topic,
-        "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
-        "LK_STORAGE__ROOT": settings.storage.root,
-        "LK_SPARK__JARS_DIR": str(settings.spark.jars_dir),
-        "LK_SPARK__SHUFFLE_PARTITIONS": "2",
-        "LK_STREAM__MAX_OFFSETS_PER_TRIGGER": "500",
-        "LK_STREAM__COMPACT_EVERY": "3",
+        **lk_env(
+            settings,
+            LK_SPARK__SHUFFLE_PARTITIONS="2",
+            LK_STREAM__MAX_OFFSETS_PER_TRIGGER="500",
+            LK_STREAM__COMPACT_EVERY="3",
+        ),
     }
 
 
