@@ -46,6 +46,9 @@ bench: setup
 	$(BIN)/python -m benchmarks.view_cost
 	$(BIN)/python -m benchmarks.micro_batch_profile
 	$(BIN)/python -m benchmarks.micro_batch_profile --per-write --output benchmarks/results/micro_batch_writes.json
+	$(BIN)/python -m benchmarks.micro_batch_profile --events 300000 --offsets 28000 --output benchmarks/results/first_micro_batch_lk.json
+	$(BIN)/python -m benchmarks.micro_batch_profile --events 300000 --offsets 28000 --contender floor --output benchmarks/results/first_micro_batch_floor.json
+	$(BIN)/python -m benchmarks.micro_batch_profile --events 300000 --offsets 28000 --contender floor-views --output benchmarks/results/first_micro_batch_floor_views.json
 	$(BIN)/python -m benchmarks.freshness
 	$(BIN)/python -m benchmarks.sustainable_rate
 
