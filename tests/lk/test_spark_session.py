@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
@@ -13,6 +9,7 @@ from pyspark.testing import assertDataFrameEqual
 from event_log.generator import WorkloadSpec
 from event_log.kafka_source import read_range
 from infra.topics import end_offsets
+from tests.support.env import run_lk
 from tests.support.kafka import produce_spec
 
 pytestmark = pytest.mark.integration
@@ -49,19 +46,12 @@ def test_a_spark_batch_read_of_the_events_topic_sees_every_offset(spark, topic_s
 
 
 def test_a_cli_command_that_starts_spark_prints_no_jvm_chatter(base_settings, tmp_path):
-    env = os.environ | {
+    env = {
         "LK_STORAGE__ROOT": str(tmp_path / "data"),
         "LK_SPARK__JARS_DIR": str(base_settings.spark.jars_dir),
         "LK_SPARK__LOG_DIR": str(tmp_path / "logs"),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "lk.cli.app", "status"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    done = run_lk("status", env=env, cwd=tmp_path, timeout=180)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert "not started" in done.stdout and "log4j" not in done.stdout

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from event_log.generator import WorkloadSpec
@@ -14,8 +10,7 @@ from lambda_arch import LAMBDA_LANE
 from lk.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import find_lane
-from tests.conftest import REPO
-from tests.support.env import lk_env
+from tests.support.env import lk_env, run_lk
 from tests.support.kafka import produce_spec
 
 pytestmark = pytest.mark.integration
@@ -24,16 +19,9 @@ pytestmark = pytest.mark.integration
 def test_until_caught_up_stops_between_micro_batches_with_nothing_on_stderr(spark, topic_settings):
     settings = topic_settings
     produce_spec(settings, WorkloadSpec(events=1_500, users=20, products=10, seed=5))
-    env = {**os.environ, **lk_env(settings, LK_STREAM__MAX_OFFSETS_PER_TRIGGER="400")}
+    env = lk_env(settings, LK_STREAM__MAX_OFFSETS_PER_TRIGGER="400")
 
-    done = subprocess.run(
-        [sys.executable, "-m", "lk.cli.app", "speed", "--until-caught-up"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_lk("speed", "--until-caught-up", env=env)
 
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr == ""  # no Py4J InterruptedException, no JVM line

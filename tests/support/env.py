@@ -1,11 +1,16 @@
 """The ``LK_*`` environment that points an ``lk`` subprocess (or a DAG's task) at a test's
-broker, topics, storage and jars."""
+broker, topics, storage and jars; and ``lk`` run as its users run it, in a process of its own."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from lk.config import Settings
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def lk_env(settings: Settings, **extra: str) -> dict[str, str]:
@@ -22,3 +27,18 @@ def lk_env(settings: Settings, **extra: str) -> dict[str, str]:
         "LK_WATCHDOG__HOME": str(Path(settings.storage.root).parent / "speed"),
     }
     return {**env, **extra}
+
+
+def run_lk(
+    *args: str, env: dict[str, str], cwd: Path = REPO, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``lk ARGS`` in a process (and JVM) of its own, ``env`` over this process's
+    environment; its stdout and stderr captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "lk.cli.app", *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
