@@ -37,12 +37,7 @@ SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=33)
 def _env(settings) -> dict[str, str]:
     return {
         **os.environ,
-        **lk_env(
-            settings,
-            LK_SPARK__SHUFFLE_PARTITIONS="2",
-            LK_STREAM__MAX_OFFSETS_PER_TRIGGER="500",
-            LK_STREAM__COMPACT_EVERY="3",
-        ),
+        **lk_env(settings, LK_STREAM__MAX_OFFSETS_PER_TRIGGER="500", LK_STREAM__COMPACT_EVERY="3"),
     }
 
 

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 from lk.config import Settings
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
 
 
 def lk_env(settings: Settings, **extra: str) -> dict[str, str]:
