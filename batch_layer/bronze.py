@@ -13,7 +13,7 @@ from event_log.contract import EventContract
 from event_log.decode import decode_events, event_schema, quarantined, valid_events
 from event_log.schema import SHOP
 from lake import quarantine
-from lk.tables import Tables
+from lake.tables import Tables
 
 
 @dataclass(frozen=True)

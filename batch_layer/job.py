@@ -19,15 +19,15 @@ from pyspark.sql import functions as F
 
 from batch_layer import bronze, runs
 from batch_layer.runs import BatchRun
+from config.settings import Settings
 from event_log.catalog import read_catalog
 from event_log.contract import EventContract
 from event_log.kafka_source import read_range
 from event_log.schema import SHOP
-from infra.topics import end_offsets
+from event_log.topics import end_offsets
+from lake import storage
 from lake.offsets import below
-from lk import storage
-from lk.config import Settings
-from lk.tables import Tables
+from lake.tables import Tables
 from quality.checks import CheckReport, QualityError, TableChecks, require, run_checks
 from views.base import View, ViewContext
 from views.loader import check_views, registry_for

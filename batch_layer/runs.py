@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from lake import storage
 from lake.inline import row_of
 from lake.offsets import dump_offsets, load_offsets
-from lk import storage
-from lk.tables import Tables
+from lake.tables import Tables
 
 RUNS_COLUMNS = {
     "run_id": "string",

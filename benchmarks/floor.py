@@ -22,12 +22,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from config.settings import Settings
 from event_log.catalog import read_catalog
 from event_log.decode import decode_events, event_columns
 from event_log.kafka_source import read_stream
-from infra.topics import end_offsets
+from event_log.topics import end_offsets
 from lake.source import PART
-from lk.config import Settings
 from speed_layer import lane_log
 from speed_layer.stream import source_offsets
 from views.base import ViewContext

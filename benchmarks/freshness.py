@@ -48,13 +48,13 @@ from pyspark.sql import functions as F
 
 from benchmarks.floor import start_floor
 from benchmarks.recompute_vs_replay import isolated
+from config.settings import Settings
+from designs.lambda_arch.epochs import LAMBDA_LANE
+from event_log.topics import ensure_topics
 from infra.local import free_ports
-from infra.topics import ensure_topics
-from lambda_arch.epochs import LAMBDA_LANE
-from lk import storage
-from lk.config import Settings
-from lk.spark import build_session
-from lk.tables import Tables
+from lake import storage
+from lake.spark import build_session
+from lake.tables import Tables
 from measure.generator import ScheduleReport, SteadyGenerator, SteadyPlan
 from measure.live import PROBE_BASE
 from measure.machine import broker, machine

@@ -45,10 +45,10 @@ from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.floor import processed_offsets, start_floor
 from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
-from infra.topics import end_offsets, ensure_topics
-from lambda_arch.epochs import run_speed
-from lk.config import Settings
-from lk.spark import build_session, codegen_compilations
+from config.settings import Settings
+from designs.lambda_arch.epochs import run_speed
+from event_log.topics import end_offsets, ensure_topics
+from lake.spark import build_session, codegen_compilations
 from measure.machine import broker, machine
 from speed_layer import micro_batch
 from speed_layer.lane import Lane

@@ -48,12 +48,12 @@ from uuid import uuid4
 
 from kafka import KafkaAdminClient, KafkaProducer
 
-from event_log.generator import Record, WorkloadSpec, generate, workload
-from event_log.producer import produce
+from config.settings import Settings
+from event_log.topics import end_offsets, ensure_topics
 from infra.jars import kafka_classpath
-from infra.topics import end_offsets, ensure_topics
-from lk.config import Settings
 from measure.machine import broker, machine
+from workload.generator import Record, WorkloadSpec, generate, workload
+from workload.producer import produce
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "producer_throughput.json"

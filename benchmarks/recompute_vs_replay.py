@@ -40,20 +40,20 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from batch_layer.job import run_batch
+from config.settings import Settings
+from designs.kappa.reprocess import reprocess
 from event_log.catalog import read_catalog
 from event_log.decode import decode_events, valid_events
-from event_log.generator import WorkloadSpec, generate
 from event_log.kafka_source import read_range
-from infra.topics import end_offsets, ensure_topics
-from kappa.reprocess import reprocess
+from event_log.topics import end_offsets, ensure_topics
 from lake.source import PART
-from lk.config import Settings
-from lk.spark import build_session
-from lk.tables import Tables
+from lake.spark import build_session
+from lake.tables import Tables
 from measure.machine import broker, machine
 from speed_layer import lane_log
 from views import default_registry, revenue_by_category
 from views.base import ViewContext
+from workload.generator import WorkloadSpec, generate
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "recompute_vs_replay.json"

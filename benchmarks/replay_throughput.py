@@ -33,12 +33,12 @@ from typing import Any
 
 from benchmarks.producer_throughput import cpu_seconds, fresh_topics, logged, run_lk
 from benchmarks.producer_throughput import make_workload as _make_workload
-from event_log.generator import WorkloadSpec
-from event_log.producer import produce
-from event_log.replay import ReplayStats, replay_records
+from config.settings import Settings
 from event_log.schema import SHOP
-from lk.config import Settings
 from measure.machine import broker, machine
+from workload.generator import WorkloadSpec
+from workload.producer import produce
+from workload.replay import ReplayStats, replay_records
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "replay_throughput.json"

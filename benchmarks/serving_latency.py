@@ -40,17 +40,17 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from batch_layer.job import run_batch
-from event_log.generator import WorkloadSpec, workload
-from event_log.producer import produce
+from config.settings import Settings
+from designs.platform import build
+from event_log.topics import ensure_topics
 from infra.local import free_ports
 from infra.processes import stop_child
-from infra.topics import ensure_topics
-from lk.config import Settings
-from lk.spark import build_session
-from lk.wiring import build
+from lake.spark import build_session
 from measure.machine import broker, machine
 from measure.stats import percentile
 from serving_layer.snapshot import ColumnInfo
+from workload.generator import WorkloadSpec, workload
+from workload.producer import produce
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "serving_latency.json"

@@ -34,11 +34,11 @@ from typing import Any
 from benchmarks.floor import processed_offsets, start_floor
 from benchmarks.freshness import tuned
 from benchmarks.recompute_vs_replay import isolated
-from infra.topics import end_offsets, ensure_topics
-from lambda_arch.epochs import LAMBDA_LANE
-from lk.config import Settings
-from lk.spark import build_session
-from lk.tables import Tables
+from config.settings import Settings
+from designs.lambda_arch.epochs import LAMBDA_LANE
+from event_log.topics import end_offsets, ensure_topics
+from lake.spark import build_session
+from lake.tables import Tables
 from measure import sustain
 from measure.generator import SteadyPlan
 from measure.machine import broker, machine

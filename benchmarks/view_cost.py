@@ -32,9 +32,9 @@ from benchmarks.recompute_vs_replay import (
     timed,
 )
 from event_log.catalog import read_catalog
-from infra.topics import end_offsets, ensure_topics
-from lk.spark import build_session
-from lk.tables import Tables
+from event_log.topics import end_offsets, ensure_topics
+from lake.spark import build_session
+from lake.tables import Tables
 from measure.machine import broker, machine
 from views import default_registry
 from views.base import ViewContext

@@ -12,11 +12,11 @@ from uuid import uuid4
 
 from pyspark.sql import SparkSession
 
-from event_log.generator import Record, WorkloadSpec, generate
-from event_log.producer import produce
-from infra.topics import ensure_topics
-from lk.config import Settings, with_sections
-from lk.tables import Tables
+from config.settings import Settings, with_sections
+from event_log.topics import ensure_topics
+from lake.tables import Tables
+from workload.generator import Record, WorkloadSpec, generate
+from workload.producer import produce
 
 #: Small micro-batches, so a short workload still spans several of them.
 STREAM = {

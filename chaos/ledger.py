@@ -10,9 +10,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from event_log.generator import Record
-from lk.config import Settings
+from config.settings import Settings
 from oracle import consume_all
+from workload.generator import Record
 
 
 @dataclass(frozen=True)

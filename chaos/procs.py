@@ -11,8 +11,8 @@ from pathlib import Path
 
 import yaml
 
+from config.settings import Settings
 from infra import processes
-from lk.config import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 

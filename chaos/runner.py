@@ -11,8 +11,8 @@ from pathlib import Path
 
 from chaos.bench import Bench
 from chaos.results import Outcome
+from config.settings import Settings, with_sections
 from infra.local import local_broker
-from lk.config import Settings, with_sections
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def scenarios() -> dict[str, Scenario]:
 @contextmanager
 def open_bench(settings: Settings, folder: Path, events: int = 2_000) -> Iterator[Bench]:
     """A broker of the harness's own under ``folder`` and one SparkSession; both stopped after."""
-    from lk.spark import build_session
+    from lake.spark import build_session
 
     folder = folder.resolve()
     rooted = with_sections(settings, storage={"root": str(folder / "data")})

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pyspark.sql import DataFrame, SparkSession
 
 import oracle
-from lk.config import Settings
-from lk.tables import Tables
-from lk.wiring import build
+from config.settings import Settings
+from designs.platform import build
+from lake.tables import Tables
 from oracle import consume_all
 from speed_layer import progress
 from speed_layer.lane import find_lane

@@ -27,9 +27,9 @@ from compare.expected import OracleLog, full_views, late_by_contract
 from compare.metrics import freshness, handoff, window_delays, windows_over_time
 from compare.options import CompareOptions
 from compare.watch import REVENUE, Watcher
-from lk.config import Settings, ViewSettings, load_settings, parse_duration
-from lk.tables import Tables
-from lk.wiring import Platform, build
+from config.settings import Settings, ViewSettings, load_settings, parse_duration
+from designs.platform import Platform, build
+from lake.tables import Tables
 from measure.generator import SteadyGenerator, SteadyPlan
 from measure.live import PROBE_BASE
 from measure.machine import bytes_kept, local_dir
@@ -128,7 +128,7 @@ def check(spark: Any, platform: Platform, log: OracleLog) -> dict[str, Any]:
 
 def wait_caught_up(spark: Any, platform: Platform, timeout: float) -> bool:
     """Until the serving lane has processed the log end (its ``_metrics.json``)."""
-    from infra.topics import end_offsets
+    from event_log.topics import end_offsets
 
     settings = platform.settings
     target = end_offsets(settings, settings.kafka.events_topic)
@@ -278,7 +278,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
 
 def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
     """The scenario itself; ``called`` records the platform code it runs."""
-    from lk.spark import build_session
+    from lake.spark import build_session
     from oracle import consume_all
 
     opts = CompareOptions.model_validate(job["options"])
@@ -453,7 +453,7 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
 
 def scaling_run(job: dict[str, Any]) -> dict[str, Any]:
     """Serve the history, then time serving new logic over it (``lk compare --scaling``)."""
-    from lk.spark import build_session
+    from lake.spark import build_session
 
     opts = CompareOptions.model_validate(job["options"])
     settings = load_settings(**job["settings"])

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import oracle
-from lk.config import ViewSettings
+from config.settings import ViewSettings
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,13 @@ import orjson
 
 from compare.options import CompareOptions
 from compare.summary import assemble
-from event_log.generator import WorkloadSpec, generate, generate_ahead
-from event_log.producer import produce
+from config.settings import Settings, with_sections
+from event_log.topics import ensure_topics
 from infra.processes import stop_child
-from infra.topics import ensure_topics
-from lk.config import Settings, with_sections
 from measure.machine import machine
 from measure.resources import TreeSampler
+from workload.generator import WorkloadSpec, generate, generate_ahead
+from workload.producer import produce
 
 REPO = Path(__file__).resolve().parents[1]
 Narrate = Callable[[str, dict[str, Any]], None]

@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from infra.topics import end_offsets
-from lk.wiring import Platform
+from designs.platform import Platform
+from event_log.topics import end_offsets
 from measure import sustain
 from measure.generator import SteadyPlan
 from measure.machine import local_dir

@@ -15,7 +15,7 @@ from datetime import datetime
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from lk.wiring import Platform
+from designs.platform import Platform
 
 REVENUE = "revenue_by_category"
 

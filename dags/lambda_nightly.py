@@ -22,7 +22,7 @@ from datetime import datetime
 
 from airflow.sdk import Asset, dag, task
 
-from lk.config import load_settings
+from config.settings import load_settings
 
 BATCH_VIEWS = Asset(name="lambda_batch_views", uri="lk://lambda/batch_views")
 

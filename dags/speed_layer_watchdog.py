@@ -16,7 +16,7 @@ from datetime import datetime
 
 from airflow.sdk import dag, task
 
-from lk.config import load_settings
+from config.settings import load_settings
 
 
 @dag(

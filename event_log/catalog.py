@@ -6,9 +6,9 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from config.settings import Settings
 from event_log.decode import PRICE
 from event_log.kafka_source import Offsets, read_range
-from lk.config import Settings
 
 PRODUCT = T.StructType(
     [

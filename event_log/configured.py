@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from config.settings import EventSettings
 from event_log.contract import ContractError, EventContract, Rule, read_schema
 from event_log.schema import SHOP
-from lk.config import EventSettings
 
 
 def load_contract(events: EventSettings) -> EventContract:

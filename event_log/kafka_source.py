@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from kafka.errors import KafkaError
 from pyspark.sql import DataFrame, SparkSession
 
-from lk.config import Settings
+from config.settings import Settings
 
 Offsets = Mapping[int, int]
 

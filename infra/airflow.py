@@ -31,8 +31,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from config.settings import Settings, config_path
 from infra import processes
-from lk.config import Settings, config_path
 
 log = logging.getLogger(__name__)
 

@@ -32,9 +32,9 @@ from typing import Any
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
 
+from config.settings import Settings
 from infra import processes
 from infra.jars import kafka_classpath
-from lk.config import Settings
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from config.settings import Settings, with_sections
 from infra import kafka_broker
-from lk.config import Settings, with_sections
 
 
 def free_ports(count: int) -> list[int]:

@@ -11,8 +11,8 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from lk import storage
-from lk.tables import Tables
+from lake import storage
+from lake.tables import Tables
 
 QUARANTINE_SCHEMA = (
     "layer string, partition int, offset long, kafka_timestamp timestamp, key binary, "

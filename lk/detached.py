@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from config.settings import Settings
 from infra import processes
-from lk.config import Settings
 
 SPEED_PROCESS = "speed"  # the long-running ``lk speed``
 SERVE_PROCESS = "serve"  # ``lk serve``: ``lk query`` asks it instead of starting Spark

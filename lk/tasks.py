@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lk.config import Settings, load_settings
+from config.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -29,7 +29,7 @@ KAPPA_BUILD = "kappa-build-v{version}"
 
 
 def _session(settings: Settings, name: str) -> SparkSession:
-    from lk.spark import build_session
+    from lake.spark import build_session
 
     return build_session(settings, app_name=f"lk-airflow-{name}")
 
@@ -40,7 +40,7 @@ def mode_gate(dag_id: str) -> dict[str, str]:
     Raises:
         AirflowSkipException: ``dag_id`` belongs to the design ``mode`` does not run.
     """
-    from lk.wiring import dag_skip_reason
+    from designs.platform import dag_skip_reason
 
     settings = load_settings()
     reason = dag_skip_reason(dag_id, settings)
@@ -59,7 +59,7 @@ def broker_health() -> dict[str, Any]:
     Raises:
         RuntimeError: a topic is missing (the broker not answering raises the client's error).
     """
-    from infra.topics import end_offsets
+    from event_log.topics import end_offsets
 
     settings = load_settings()
     found: dict[str, Any] = {}
@@ -92,7 +92,7 @@ def batch_compute(force: bool = False) -> dict[str, Any]:
 
 def _computed_run(spark: SparkSession, settings: Settings, run_id: str) -> BatchRun:
     from batch_layer import runs
-    from lk.tables import Tables
+    from lake.tables import Tables
 
     rows = [r for r in runs.history(spark, Tables.of(settings)) if r.run_id == run_id]
     computed = [r for r in rows if r.status == "computed"]
@@ -141,8 +141,8 @@ def speed_catch_up() -> dict[str, Any]:
     Skipped (with the reason) while a long-running ``lk speed`` holds the lane: two
     queries on one checkpoint would race, and that one catches up by itself.
     """
+    from designs.platform import build
     from lk import detached
-    from lk.wiring import build
 
     settings = load_settings()
     if (pid := detached.running(settings, detached.SPEED_PROCESS)) is not None:
@@ -154,7 +154,7 @@ def speed_catch_up() -> dict[str, Any]:
 
 def status() -> dict[str, Any]:
     """The platform status (``lk status --json``)."""
-    from lk.status import platform_status
+    from designs.status import platform_status
 
     settings = load_settings()
     current = platform_status(_session(settings, "status"), settings)
@@ -166,7 +166,7 @@ def status() -> dict[str, Any]:
 
 def _lane_lag(settings: Settings) -> dict[str, Any]:
     """Consumer lag of the mode's streaming lane and the age of its last micro-batch."""
-    from lk.status import platform_status
+    from designs.status import platform_status
 
     lane = platform_status(_session(settings, "watchdog"), settings).get("streaming") or {}
     return json.loads(json.dumps(lane, default=str))
@@ -234,9 +234,9 @@ def kappa_preflight() -> dict[str, Any]:
     Raises:
         TruncatedLogError: retention or a delete removed history.
     """
-    from kappa.reprocess import check_log_complete
-    from kappa.versions import existing_versions, serving_version
-    from lk.tables import Tables
+    from designs.kappa.reprocess import check_log_complete
+    from designs.kappa.versions import existing_versions, serving_version
+    from lake.tables import Tables
 
     settings = load_settings()
     target = check_log_complete(settings)
@@ -256,7 +256,7 @@ def kappa_new_version(preflight: dict[str, Any], views: dict[str, Any] | None) -
     The version freezes the configured view settings with ``views`` (the DAG's parameter)
     applied on top: that is how a logic change reaches a new version.
     """
-    from kappa.versions import open_version
+    from designs.kappa.versions import open_version
     from lk import detached
 
     settings = load_settings()
@@ -280,8 +280,8 @@ def _metrics_offsets(settings: Settings, version: int) -> dict[int, int] | None:
 
     Read as a plain file when storage is local, so a sensor poke needs no Spark session.
     """
-    from kappa.versions import lane_name
-    from lk.tables import Tables
+    from designs.kappa.versions import lane_name
+    from lake.tables import Tables
     from speed_layer.lane import lane_root
 
     root = lane_root(Tables.of(settings), lane_name(version))
@@ -291,7 +291,7 @@ def _metrics_offsets(settings: Settings, version: int) -> dict[int, int] | None:
             return None
         ends = json.loads(path.read_text()).get("end_offsets") or {}
     else:
-        from lk import storage
+        from lake import storage
 
         spark = _session(settings, "kappa-sensor")
         if not storage.exists(spark, f"{root}/_metrics.json"):
@@ -331,8 +331,8 @@ def kappa_validate(built: dict[str, Any]) -> dict[str, Any]:
     Raises:
         QualityError: a check failed; the switch does not happen, the old version serves.
     """
-    from kappa.versions import EPOCH, open_version
-    from lk.wiring import build
+    from designs.kappa.versions import EPOCH, open_version
+    from designs.platform import build
     from quality.checks import TableChecks, require, run_checks
     from speed_layer.lane_log import state_table
 
@@ -352,10 +352,10 @@ def kappa_validate(built: dict[str, Any]) -> dict[str, Any]:
 
 def kappa_switch(preflight: dict[str, Any], built: dict[str, Any]) -> dict[str, Any]:
     """Save the v-old/v-new diff, point readers at the new version; the old one stays."""
-    from kappa.reprocess import diff_versions
-    from kappa.versions import point_to
-    from lk import storage
-    from lk.tables import Tables
+    from designs.kappa.reprocess import diff_versions
+    from designs.kappa.versions import point_to
+    from lake import storage
+    from lake.tables import Tables
 
     settings = load_settings()
     spark = _session(settings, "kappa-switch")
@@ -373,7 +373,7 @@ def kappa_switch(preflight: dict[str, Any], built: dict[str, Any]) -> dict[str, 
 
 def kappa_reprocess() -> dict[str, Any]:
     """Replay the log into a new Kappa version and switch readers (``lk kappa reprocess``)."""
-    from kappa.reprocess import reprocess
+    from designs.kappa.reprocess import reprocess
 
     settings = load_settings()
     result = reprocess(_session(settings, "kappa"), settings)

@@ -15,9 +15,9 @@ from typing import Any
 
 import psutil
 
+from config.settings import Settings, load_settings
 from infra.jars import kafka_classpath
 from infra.local import local_broker
-from lk.config import Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 

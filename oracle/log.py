@@ -10,7 +10,7 @@ import time
 from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
-from lk.config import Settings
+from config.settings import Settings
 from oracle.records import RawRecord
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from lk.config import ViewSettings
+from config.settings import ViewSettings
 from oracle.decode import decode, dedup
 from oracle.lateness import MicroBatch, late_events
 from oracle.records import RawRecord

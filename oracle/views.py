@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from lk.config import ViewSettings
+from config.settings import ViewSettings
 from oracle.catalog import category_of
 from oracle.records import Event
 

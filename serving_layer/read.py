@@ -5,8 +5,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from config.settings import ViewSettings
 from lake.source import ServingSource, ViewNotReadyError
-from lk.config import ViewSettings
 from views.base import View
 
 

@@ -28,9 +28,9 @@ from datetime import UTC, datetime, timedelta
 
 from pyspark.sql import SparkSession
 
+from config.settings import Settings
 from lake.source import ServingSource, StateTable, ViewNotReadyError
-from lk.config import Settings
-from lk.storage import delta_version
+from lake.storage import delta_version
 from serving_layer.snapshot import ViewSnapshot
 from views.base import View
 from views.registry import ViewRegistry
@@ -126,7 +126,7 @@ class Refresher:
             pointers: tables whose commits can change the source
                 (``Platform.watched_tables``); None: resolve again every cycle.
             spark: a session to use; when None one is built on the refresher's thread
-                with :func:`lk.spark.build_session` and stopped by :meth:`stop`.
+                with :func:`lake.spark.build_session` and stopped by :meth:`stop`.
             interval: time between checks (default ``settings.serving.refresh_interval``).
         """
         self.settings = settings
@@ -185,7 +185,7 @@ class Refresher:
     def spark(self) -> SparkSession:
         """The session refreshes run on (built on first use if none was given)."""
         if self._spark is None:
-            from lk.spark import build_session
+            from lake.spark import build_session
 
             self._spark = build_session(self.settings, app_name="lk-serve")
         return self._spark

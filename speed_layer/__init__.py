@@ -2,5 +2,5 @@
 
 A lane (:mod:`speed_layer.lane`) is one streaming job with its own checkpoint, state
 and progress log. The Lambda design runs one lane on top of the batch layer's runs
-(:mod:`lambda_arch`); Kappa runs one lane per version of the views (:mod:`kappa`).
+(:mod:`designs.lambda_arch`); Kappa runs one lane per version of the views (:mod:`kappa`).
 """

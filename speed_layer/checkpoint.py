@@ -6,7 +6,7 @@ import json
 
 from pyspark.sql import SparkSession
 
-from lk import storage
+from lake import storage
 from speed_layer.lane import Lane
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from lk import storage
-from lk.config import ViewSettings
-from lk.tables import Tables
+from config.settings import ViewSettings
+from lake import storage
+from lake.tables import Tables
 
 
 @dataclass(frozen=True)

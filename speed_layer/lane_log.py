@@ -34,8 +34,8 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from lake import storage
 from lake.source import PART, StateTable
-from lk import storage
 from speed_layer.lane import Lane
 
 LATE, QUARANTINE, RETAINED, PROGRESS = "late", "quarantine", "retained", "progress"

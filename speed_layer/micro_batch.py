@@ -54,14 +54,14 @@ from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from config.settings import Settings
 from event_log.catalog import read_catalog
 from event_log.decode import event_columns, event_schema, quarantined
 from event_log.schema import SHOP
-from infra.topics import EndOffsets
+from event_log.topics import EndOffsets
 from lake import quarantine
 from lake.inline import one_row, quoted
 from lake.offsets import below
-from lk.config import Settings
 from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets
 from speed_layer.lane import Lane

@@ -29,7 +29,7 @@ import re
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from lk import storage
+from lake import storage
 from speed_layer.lane import Lane, count_recovery
 
 log = logging.getLogger(__name__)

@@ -15,12 +15,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from config.settings import Settings, format_duration
 from event_log.contract import EventContract
 from event_log.decode import decode_events
 from event_log.kafka_source import log_unreachable, read_stream
-from infra.topics import end_offsets, start_offsets
-from lk import storage
-from lk.config import Settings, format_duration
+from event_log.topics import end_offsets, start_offsets
+from lake import storage
 from speed_layer.checkpoint import caught_up, last_committed, planned_offsets
 from speed_layer.lane import Lane
 from speed_layer.micro_batch import Epoch, MicroBatchProcessor

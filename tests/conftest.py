@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lk.config import Settings, load_settings, with_sections
+from config.settings import Settings, load_settings, with_sections
 
 REPO = Path(__file__).resolve().parents[1]
 #: the markers ``make test`` and ``make scenarios`` select on: a test with none runs nowhere
@@ -41,7 +41,7 @@ def base_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 @pytest.fixture(scope="session")
 def spark(base_settings: Settings) -> Iterator:
     """One local[2] SparkSession with Delta for the whole test session (UI off)."""
-    from lk.spark import build_session
+    from lake.spark import build_session
 
     session = build_session(base_settings, app_name="lk-tests")
     yield session
@@ -63,7 +63,7 @@ def fresh_topics(kafka_settings: Settings, **kafka: object) -> Settings:
     """Settings with unique topics (created) and storage root on the session broker."""
     from uuid import uuid4
 
-    from infra.topics import ensure_topics
+    from event_log.topics import ensure_topics
 
     suffix = uuid4().hex[:10]
     fields = {"events_topic": f"events_{suffix}", "catalog_topic": f"catalog_{suffix}"}

@@ -14,8 +14,8 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.unit
 PACKAGES = (
-    "lk", "event_log", "views", "oracle", "quality", "lake", "batch_layer", "speed_layer",
-    "lambda_arch", "kappa", "serving_layer", "infra",
+    "config", "infra", "event_log", "workload", "measure", "views", "quality", "oracle", "lake",
+    "batch_layer", "speed_layer", "serving_layer", "designs", "compare", "chaos", "lk",
 )  # fmt: skip
 
 
@@ -45,3 +45,25 @@ def test_a_sideways_import_breaks_them(tmp_path):
     result = lint_imports(tmp_path)
     assert result.returncode == 1
     assert "speed_layer.micro_batch -> batch_layer.job" in result.stdout
+
+
+def test_a_cycle_breaks_them(tmp_path):
+    for package in PACKAGES:
+        shutil.copytree(REPO / package, tmp_path / package)
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    spark = tmp_path / "lake" / "spark.py"
+    spark.write_text(spark.read_text() + "\nfrom lake import class_archive  # a cycle\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1
+    assert "No import cycle" in result.stdout and "BROKEN" in result.stdout
+
+
+def test_an_upward_import_breaks_them(tmp_path):
+    for package in PACKAGES:
+        shutil.copytree(REPO / package, tmp_path / package)
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    tables = tmp_path / "lake" / "tables.py"
+    tables.write_text(tables.read_text() + "\nfrom designs import platform  # upward\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1
+    assert "lake.tables -> designs.platform" in result.stdout

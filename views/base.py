@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 
-from lk.config import ViewSettings
+from config.settings import ViewSettings
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from lk.config import ViewSettings, format_duration
+from config.settings import ViewSettings, format_duration
 from views.base import View, ViewContext
 from views.windows import bounds, tumbling
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from lk.config import format_duration
+from config.settings import format_duration
 from views.base import View, ViewContext
 from views.windows import hopping_starts, tumbling
 

@@ -24,8 +24,8 @@ from types import ModuleType
 
 from pyspark.sql import SparkSession
 
+from config.settings import Settings
 from event_log.contract import ContractError, EventContract
-from lk.config import Settings
 from views.base import View, ViewContext
 from views.registry import BUILT_IN, DuplicateViewError, ViewRegistry, defined_in
 
@@ -123,7 +123,7 @@ def load_registry(settings: Settings, contract: EventContract) -> ViewRegistry:
 def registry_for(settings: Settings) -> ViewRegistry:
     """The registry ``settings`` configure: their event contract and view module.
 
-    ``lk.wiring.build`` builds it once per platform; this is the fallback of library
+    ``designs.platform.build`` builds it once per platform; this is the fallback of library
     calls made without one (tests, notebooks).
     """
     from event_log.configured import load_contract

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from config.settings import format_duration
 from event_log.decode import AMOUNT
-from lk.config import format_duration
 from views.base import View, ViewContext
 
 KEY = ("user_id", "session_start")

@@ -7,7 +7,7 @@ from datetime import timedelta
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from lk.config import format_duration
+from config.settings import format_duration
 
 
 def tumbling(time_column: str, size: timedelta) -> Column:

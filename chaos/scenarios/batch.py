@@ -15,8 +15,8 @@ from chaos.bench import Bench, lane_dir, rng_for
 from chaos.procs import WAIT_S, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
-from lk import storage
-from lk.tables import Tables
+from lake import storage
+from lake.tables import Tables
 
 NAME = "batch_sigkill"
 PHASES = ("landing", "computing", "validating", "publishing")

@@ -17,13 +17,13 @@ from chaos.ledger import count_back
 from chaos.procs import WAIT_S, ChaosError, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
+from config.settings import Settings, with_sections
+from designs.lambda_arch import LAMBDA_LANE
+from designs.platform import build
+from designs.status import lane_status
+from event_log.topics import end_offsets
 from infra import kafka_broker
-from infra.topics import end_offsets
-from lambda_arch import LAMBDA_LANE
-from lk.config import Settings, with_sections
-from lk.status import lane_status
-from lk.tables import Tables
-from lk.wiring import build
+from lake.tables import Tables
 from speed_layer.checkpoint import caught_up
 from speed_layer.lane import find_lane
 from speed_layer.stream import LOG_AWAY

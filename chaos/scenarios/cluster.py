@@ -11,10 +11,10 @@ from uuid import uuid4
 from chaos.bench import Bench
 from chaos.results import Outcome
 from chaos.scenarios.broker import produce_through
+from config.settings import Settings, with_sections
+from event_log.topics import ensure_topics
 from infra import kafka_broker
 from infra.local import local_broker
-from infra.topics import ensure_topics
-from lk.config import Settings, with_sections
 
 NAME = "cluster_node_kill"
 

@@ -15,16 +15,16 @@ from chaos.bench import Bench, lane_dir, rng_for
 from chaos.procs import WAIT_S, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import ViewCheck, check_served
-from kappa import reprocess as kappa
-from kappa.versions import (
+from config.settings import with_sections
+from designs.kappa import reprocess as kappa
+from designs.kappa.versions import (
     existing_versions,
     lane_name,
     open_version,
     serving_version,
     version_settings,
 )
-from lk.config import with_sections
-from lk.tables import Tables
+from lake.tables import Tables
 
 NAME = "kappa_sigkill"
 MOMENTS = ("mid-replay", "after-switch")

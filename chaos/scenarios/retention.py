@@ -17,12 +17,12 @@ from kafka.admin import ConfigResource, ConfigResourceType
 from chaos.bench import Bench, rng_for
 from chaos.procs import wait_for
 from chaos.results import Outcome
-from infra.topics import admin_client, start_offsets
-from kappa.reprocess import TruncatedLogError, check_log_complete
-from lambda_arch import LAMBDA_LANE
-from lk.config import Settings
-from lk.tables import Tables
-from lk.wiring import build
+from config.settings import Settings
+from designs.kappa.reprocess import TruncatedLogError, check_log_complete
+from designs.lambda_arch import LAMBDA_LANE
+from designs.platform import build
+from event_log.topics import admin_client, start_offsets
+from lake.tables import Tables
 from speed_layer.checkpoint import last_committed, planned_offsets
 from speed_layer.lane import find_lane
 from speed_layer.stream import EventsLostError

@@ -17,9 +17,9 @@ from chaos.bench import Bench, checkpoint_ids, in_slices, lane_dir, rng_for
 from chaos.procs import WAIT_S, ChaosError, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
-from lambda_arch import LAMBDA_LANE
-from lk.tables import Tables
-from lk.wiring import build
+from designs.lambda_arch import LAMBDA_LANE
+from designs.platform import build
+from lake.tables import Tables
 
 NAME = "speed_sigkill"
 MOMENTS = ("first-micro-batch", "inside", "between", "rebase")

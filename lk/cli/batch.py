@@ -18,7 +18,7 @@ def batch_command(
 ) -> None:
     """Recompute every view over the whole log up to a frozen cutoff and publish atomically."""
     from batch_layer.job import run_batch
-    from lk.spark import build_session
+    from lake.spark import build_session
     from quality.checks import QualityError
 
     config = settings()

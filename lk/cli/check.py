@@ -33,11 +33,11 @@ def check_command(
 
     from pyspark.sql import functions as F
 
+    from config.settings import parse_duration
     from event_log.contract import INTEGRAL
-    from event_log.replay import strptime_format
-    from lk.config import parse_duration
-    from lk.spark import build_session
+    from lake.spark import build_session
     from oracle.file_counts import FileEvents, counts_per_window
+    from workload.replay import strptime_format
 
     config = settings()
     built = platform(config)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from lk.config import ConfigError, Settings, load_settings
+from config.settings import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:
-    from lk.wiring import Platform
+    from designs.platform import Platform
 
 console = Console()
 err_console = Console(stderr=True)
@@ -35,8 +35,8 @@ def platform(config: Settings | None = None) -> Platform:
     """
     from rich.markup import escape
 
+    from designs.platform import build
     from event_log.contract import ContractError
-    from lk.wiring import build
     from views.loader import ViewModuleError
 
     config = config or settings()

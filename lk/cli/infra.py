@@ -72,7 +72,7 @@ def fetch() -> None:
         found = jars.fetch_all(settings)
     for name, paths in found.items():
         console.print(f"{name}: {len(paths)} jars in {paths[0].parent}")
-    from lk import class_archive
+    from lake import class_archive
 
     with console.status("building the driver's class archive (faster JVM starts) ..."):
         try:
@@ -97,7 +97,8 @@ def up(
     ] = None,
 ) -> None:
     """Start the broker (fetching its jars if missing), create the topics, show the status."""
-    from infra import jars, kafka_broker, topics
+    from event_log import topics
+    from infra import jars, kafka_broker
     from infra.local import cluster_settings
 
     settings = common.infra_settings()

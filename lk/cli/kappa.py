@@ -16,8 +16,8 @@ app = typer.Typer(help="Kappa versions: reprocess, rollback, drop.", no_args_is_
 @app.command()
 def reprocess() -> None:
     """Replay the whole retained log into version n+1, then switch readers to it."""
-    from kappa.reprocess import KappaError, reprocess
-    from lk.spark import build_session
+    from designs.kappa.reprocess import KappaError, reprocess
+    from lake.spark import build_session
 
     config = settings()
     registry = platform(config).registry
@@ -57,11 +57,11 @@ def build(version: Annotated[int, typer.Argument(help="The version to replay int
     The step the ``kappa_reprocess`` DAG runs detached while its sensor waits; the DAG
     then validates the version and switches readers itself.
     """
-    from infra.topics import end_offsets
-    from kappa.reprocess import KappaError, replay_version
-    from kappa.versions import existing_versions, open_version
-    from lk.spark import build_session
-    from lk.tables import Tables
+    from designs.kappa.reprocess import KappaError, replay_version
+    from designs.kappa.versions import existing_versions, open_version
+    from event_log.topics import end_offsets
+    from lake.spark import build_session
+    from lake.tables import Tables
 
     config = settings()
     registry = platform(config).registry
@@ -79,8 +79,8 @@ def build(version: Annotated[int, typer.Argument(help="The version to replay int
 @app.command()
 def rollback() -> None:
     """Point readers back to the previous version."""
-    from kappa.reprocess import KappaError, rollback
-    from lk.spark import build_session
+    from designs.kappa.reprocess import KappaError, rollback
+    from lake.spark import build_session
 
     config = settings()
     with failures_as_exit(KappaError):
@@ -91,8 +91,8 @@ def rollback() -> None:
 @app.command()
 def drop(version: Annotated[str, typer.Argument(help="The version to delete, e.g. v1.")]) -> None:
     """Delete a version that no longer serves."""
-    from kappa.reprocess import KappaError, drop
-    from lk.spark import build_session
+    from designs.kappa.reprocess import KappaError, drop
+    from lake.spark import build_session
 
     config = settings()
     with failures_as_exit(KappaError, ValueError):

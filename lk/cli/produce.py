@@ -38,8 +38,8 @@ def produce_command(
     as_json: Annotated[bool, Opt("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Publish a seeded workload through an idempotent producer (acks=all)."""
-    from event_log.generator import WorkloadSpec, describe, workload
-    from event_log.producer import produce
+    from workload.generator import WorkloadSpec, describe, workload
+    from workload.producer import produce
 
     config = settings()
     spec = WorkloadSpec(

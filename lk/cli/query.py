@@ -14,8 +14,8 @@ import orjson
 import typer
 from rich.table import Table
 
+from config.settings import Settings
 from lk.cli.common import console, err_console, platform, settings
-from lk.config import Settings
 
 Format = Literal["table", "json", "csv"]
 
@@ -81,7 +81,7 @@ def _from_spark(
     from pyspark.sql import functions as F
 
     from lake.source import ViewNotReadyError
-    from lk.spark import build_session
+    from lake.spark import build_session
     from serving_layer.snapshot import to_json_value
     from views.registry import UnknownViewError
 

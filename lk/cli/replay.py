@@ -55,8 +55,8 @@ def replay_command(
 
     from event_log.configured import load_contract
     from event_log.contract import ContractError
-    from event_log.producer import produce
-    from event_log.replay import ReplayError, ReplayStats, replay_records
+    from workload.producer import produce
+    from workload.replay import ReplayError, ReplayStats, replay_records
 
     if speedup and as_fast_as_possible:
         err_console.print(

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
+from config.settings import Settings
 from lk.cli.common import console, err_console, failures_as_exit, platform, settings
-from lk.config import Settings
 
 
 def serve_command(

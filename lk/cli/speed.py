@@ -20,8 +20,8 @@ def speed_command(
     from contextlib import ExitStack
 
     from lake.source import ViewNotReadyError
+    from lake.spark import build_session
     from lk import detached
-    from lk.spark import build_session
 
     config = settings()
     built = platform(config)  # a bad schema or view module stops here, before Spark
@@ -54,8 +54,8 @@ def status_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Mode, serving source, batch cutoff, streaming rates, consumer lag, late events."""
-    from lk.spark import build_session
-    from lk.status import platform_status
+    from designs.status import platform_status
+    from lake.spark import build_session
 
     config = settings()
     status = platform_status(build_session(config, app_name="lk-status"), config)

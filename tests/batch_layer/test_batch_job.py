@@ -7,13 +7,13 @@ from pyspark.testing import assertDataFrameEqual
 
 from batch_layer import runs
 from batch_layer.job import BatchResult, read_batch_state, run_batch
-from event_log.generator import WorkloadSpec
-from lk.config import Settings
-from lk.tables import Tables
+from config.settings import Settings
+from lake.tables import Tables
 from oracle import consume_all
 from tests.support.kafka import produce_spec
 from tests.support.workload import assert_view_matches, oracle_views
 from views import default_registry
+from workload.generator import WorkloadSpec
 
 pytestmark = pytest.mark.integration
 SPEC = WorkloadSpec(events=3_000, users=50, products=30, seed=11)

@@ -6,12 +6,12 @@ import pytest
 from pyspark.sql import functions as F
 
 from benchmarks.floor import start_floor
-from event_log.generator import WorkloadSpec
-from lk.config import Settings
+from config.settings import Settings
 from oracle import consume_all, decode
 from tests.support.delta import commits, files_added_per_part
 from tests.support.kafka import produce_spec
 from views.registry import default_registry
+from workload.generator import WorkloadSpec
 
 pytestmark = pytest.mark.integration
 

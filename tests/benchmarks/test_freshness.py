@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.freshness import lane_log_path, serving_split
-from lk.config import load_settings
+from config.settings import load_settings
 
 pytestmark = pytest.mark.unit
 

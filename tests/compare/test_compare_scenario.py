@@ -12,8 +12,8 @@ import pytest
 from compare.options import CompareOptions
 from compare.run import run_compare
 from compare.screenshot import screenshot
+from config.settings import Settings
 from infra import chromium
-from lk.config import Settings
 
 pytestmark = [pytest.mark.integration, pytest.mark.scenario]
 

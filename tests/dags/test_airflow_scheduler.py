@@ -12,15 +12,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from event_log.generator import WorkloadSpec
+from config.settings import Settings, load_settings
 from infra.local import free_ports
-from lk.config import Settings, load_settings
 from oracle import consume_all
 from tests.conftest import fresh_topics
 from tests.support.env import lk_env
 from tests.support.kafka import produce_spec
 from tests.support.workload import assert_view_matches, oracle_views
 from views import default_registry
+from workload.generator import WorkloadSpec
 
 pytestmark = [pytest.mark.integration, pytest.mark.scenario]
 RUN_TIMEOUT_S = 900
@@ -98,7 +98,7 @@ def _run_nightly(settings: Settings) -> tuple[str, dict[str, str | None]]:
 def test_nightly_run_under_the_scheduler_serves_what_the_oracle_computes(spark, airflow_up):
     from batch_layer import runs
     from infra.airflow import status
-    from lk.tables import Tables
+    from lake.tables import Tables
 
     topics, settings = airflow_up
     produce_spec(topics, WorkloadSpec(events=1_500, users=40, products=25, seed=21))

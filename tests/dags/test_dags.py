@@ -96,10 +96,10 @@ def test_mode_lambda_runs_lambda_nightly_and_skips_kappa_reprocess(
     """The nightly runs in lambda mode; a workload that breaks a GX check stops it there."""
     from batch_layer import runs
     from batch_layer.job import run_batch
-    from event_log.generator import WorkloadSpec
-    from lk.tables import Tables
+    from lake.tables import Tables
     from tests.support.kafka import produce_spec
     from tests.support.serving import read_served
+    from workload.generator import WorkloadSpec
 
     settings = topic_settings
     tables = Tables.of(settings)
@@ -139,11 +139,11 @@ def test_mode_lambda_runs_lambda_nightly_and_skips_kappa_reprocess(
 def test_mode_kappa_runs_kappa_reprocess_and_skips_lambda_nightly(
     dagbag, spark, topic_settings, use_env
 ):
-    from event_log.generator import WorkloadSpec
-    from kappa.versions import open_version, serving_version
-    from lk.config import ViewSettings
-    from lk.tables import Tables
+    from config.settings import ViewSettings
+    from designs.kappa.versions import open_version, serving_version
+    from lake.tables import Tables
     from tests.support.kafka import produce_spec
+    from workload.generator import WorkloadSpec
 
     settings = topic_settings
     produce_spec(settings, WorkloadSpec(events=1_000, users=30, products=20, seed=6))

@@ -9,10 +9,9 @@ import pytest
 
 from batch_layer import runs
 from batch_layer.job import run_batch
-from event_log.generator import WorkloadSpec
-from lambda_arch import LAMBDA_LANE, run_speed
-from lk.config import with_sections
-from lk.tables import Tables
+from config.settings import with_sections
+from designs.lambda_arch import LAMBDA_LANE, run_speed
+from lake.tables import Tables
 from oracle import consume_all
 from tests.dags.conftest import DAGS
 from tests.support.env import lk_env
@@ -23,6 +22,7 @@ from tests.support.expected import (
 )
 from tests.support.kafka import produce_spec
 from tests.support.serving import source_of
+from workload.generator import WorkloadSpec
 
 pytestmark = pytest.mark.integration
 HISTORY = WorkloadSpec(

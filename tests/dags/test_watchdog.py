@@ -10,20 +10,20 @@ import time
 
 import pytest
 
-from event_log.generator import WorkloadSpec
+from config.settings import load_settings
 from lk import detached
-from lk.config import load_settings
 from lk.detached import SPEED_PROCESS
 from lk.tasks import speed_lag_check
 from tests.dags.conftest import DAGS
 from tests.support.env import lk_env
 from tests.support.kafka import produce_spec
+from workload.generator import WorkloadSpec
 
 pytestmark = [pytest.mark.integration, pytest.mark.scenario]
 
 
 def _lag(spark, settings) -> int | None:
-    from lk.status import platform_status
+    from designs.status import platform_status
 
     return (platform_status(spark, settings).get("streaming") or {}).get("total_lag")
 

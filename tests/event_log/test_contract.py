@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from config.settings import EventSettings
 from event_log.configured import load_contract
 from event_log.contract import ContractError, EventContract, parse_ddl, parse_json_schema
 from event_log.schema import REQUIRED_FIELDS, SHOP
-from lk.config import EventSettings
 
 pytestmark = pytest.mark.unit
 

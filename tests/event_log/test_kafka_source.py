@@ -8,9 +8,9 @@ import pytest
 from pyspark.sql import functions as F
 
 from event_log import kafka_source
-from event_log.generator import WorkloadSpec
-from infra.topics import end_offsets
+from event_log.topics import end_offsets
 from tests.support.kafka import produce_spec
+from workload.generator import WorkloadSpec
 
 pytestmark = pytest.mark.integration
 

@@ -12,19 +12,19 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from batch_layer.job import run_batch
+from config.settings import Settings, load_settings
+from designs.kappa import reprocess as kappa
+from designs.kappa.versions import lane_name
+from designs.lambda_arch import LAMBDA_LANE, run_speed
+from designs.platform import build
 from event_log.configured import load_contract
-from event_log.producer import produce
-from event_log.replay import ReplayStats, replay_records
-from kappa import reprocess as kappa
-from kappa.versions import lane_name
-from lambda_arch import LAMBDA_LANE, run_speed
-from lk.config import Settings, load_settings
-from lk.tables import Tables
-from lk.wiring import build
+from lake.tables import Tables
 from speed_layer import lane_log
 from speed_layer.lane import find_lane
 from tests.conftest import REPO, fresh_topics
 from tests.examples.sensors_expected import EXPECTED, bad_lines
+from workload.producer import produce
+from workload.replay import ReplayStats, replay_records
 
 pytestmark = pytest.mark.integration
 EXAMPLE = REPO / "examples" / "sensors"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from config.settings import load_settings
+from designs.platform import dag_skip_reason
 from infra import airflow
 from lk import detached
-from lk.config import load_settings
-from lk.wiring import dag_skip_reason
 
 pytestmark = pytest.mark.unit
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from config.settings import load_settings
 from infra.kafka_broker import new_cluster_id, render_log4j, render_server_properties
-from lk.config import load_settings
 
 pytestmark = pytest.mark.unit
 

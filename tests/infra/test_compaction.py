@@ -6,7 +6,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
 
-from lk.config import Settings
+from config.settings import Settings
 
 pytestmark = pytest.mark.integration
 

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from kafka import KafkaProducer
 
-from infra import kafka_broker, topics
+from config.settings import Settings, with_sections
+from event_log import topics
+from infra import kafka_broker
 from infra.kafka_broker import BrokerError
 from infra.local import free_ports
-from lk.config import Settings, with_sections
 
 pytestmark = pytest.mark.integration
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from event_log.generator import WorkloadSpec
-from infra.topics import end_offsets
-from lambda_arch import LAMBDA_LANE
-from lk.tables import Tables
+from designs.lambda_arch import LAMBDA_LANE
+from event_log.topics import end_offsets
+from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import find_lane
 from tests.support.env import lk_env, run_lk
 from tests.support.kafka import produce_spec
+from workload.generator import WorkloadSpec
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lk.config import Settings
+from config.settings import Settings
 from measure.generator import SteadyGenerator, SteadyPlan
 from measure.live import PROBE_BASE
 from oracle import consume_all, decode

@@ -6,7 +6,7 @@ import pytest
 from kafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
 
 import oracle.log
-from lk.config import Settings
+from config.settings import Settings
 from oracle.records import RawRecord
 
 pytestmark = pytest.mark.unit

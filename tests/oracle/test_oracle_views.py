@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from lk.config import ViewSettings
+from config.settings import ViewSettings
 from oracle import (
     Event,
     cart_state,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from event_log.generator import WorkloadSpec
-from lk.config import Settings
+from config.settings import Settings
+from workload.generator import WorkloadSpec
 
 SPEC = WorkloadSpec(events=2_000, users=40, products=20, seed=23)
 
@@ -29,7 +29,7 @@ def client(spark, served):
     """The read API over ``served``, its views loaded (its refresher runs for the package)."""
     from fastapi.testclient import TestClient
 
-    from lk.wiring import build
+    from designs.platform import build
     from serving_layer.api import create_app
 
     app = create_app(build(served).refresher(spark=spark, interval=0.5))

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from lake.source import ServingSource, StateTable
-from lk.storage import delta_version as table_version
+from lake.storage import delta_version as table_version
 from oracle import consume_all
 from serving_layer.api import create_app
 from serving_layer.refresh import Refresher

@@ -9,10 +9,10 @@ import pytest
 import uvicorn
 from typer.testing import CliRunner
 
+from designs.platform import build
 from infra.local import free_ports
 from lk import detached
 from lk.cli.app import app
-from lk.wiring import build
 from oracle import consume_all
 from serving_layer.api import create_app
 from tests.support.workload import oracle_views
@@ -56,7 +56,7 @@ def cli(server, monkeypatch):
     def no_spark(*_, **__):
         raise AssertionError("lk query started Spark although lk serve runs")
 
-    monkeypatch.setattr("lk.spark.build_session", no_spark)
+    monkeypatch.setattr("lake.spark.build_session", no_spark)
     runner = CliRunner()
     return lambda *args: runner.invoke(app, list(args), env=env)
 

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from config.settings import Settings
 from lake.source import ServingSource
-from lk.config import Settings
 from serving_layer.refresh import Refresher
 from views.registry import ViewRegistry
 

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from lk.wiring import build
+from designs.platform import build
 from oracle import consume_all
 from serving_layer.sql import register_views
 from tests.support.serving import passthrough_view

@@ -17,11 +17,9 @@ from pyspark.testing import assertDataFrameEqual
 
 import oracle
 from batch_layer.job import run_batch
-from event_log.generator import WorkloadSpec, generate
-from event_log.producer import produce
-from lambda_arch import LAMBDA_LANE, run_speed
-from lk.config import with_sections
-from lk.tables import Tables
+from config.settings import with_sections
+from designs.lambda_arch import LAMBDA_LANE, run_speed
+from lake.tables import Tables
 from oracle import consume_all
 from speed_layer import lane_log
 from speed_layer.lane import find_lane
@@ -29,6 +27,8 @@ from tests.conftest import REPO
 from tests.support.env import lk_env
 from tests.support.expected import assert_served_per_contract
 from tests.support.kafka import produce_spec
+from workload.generator import WorkloadSpec, generate
+from workload.producer import produce
 
 pytestmark = pytest.mark.integration
 SPEC = WorkloadSpec(events=2_500, users=60, products=30, seed=33)

@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 from pyspark.sql import functions as F
 
-from lk.tables import Tables
+from lake.tables import Tables
 from speed_layer import lane_log
 from speed_layer.lane import open_lane
 from tests.support.delta import files_added_per_part, files_in_commit

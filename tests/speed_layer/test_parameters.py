@@ -9,7 +9,7 @@ from pyspark.sql import Row
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from lk.spark import codegen_compilations
+from lake.spark import codegen_compilations
 from speed_layer.micro_batch import _late_for, parameters, watermark_column
 
 pytestmark = pytest.mark.integration

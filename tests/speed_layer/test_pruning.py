@@ -6,8 +6,8 @@ from datetime import datetime
 
 import pytest
 
-from lk.config import with_sections
-from lk.tables import Tables
+from config.settings import with_sections
+from lake.tables import Tables
 from speed_layer import lane_log
 from speed_layer.lane import open_lane
 from speed_layer.micro_batch import PRUNE_EVERY, Epoch, MicroBatchProcessor

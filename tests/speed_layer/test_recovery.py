@@ -6,8 +6,8 @@ import pytest
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
-from lk import storage
-from lk.tables import Tables
+from lake import storage
+from lake.tables import Tables
 from speed_layer import lane_log
 from speed_layer.lane import open_lane
 from speed_layer.recovery import marker, record_version, recover

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lk.config import Settings
+from config.settings import Settings
 from tests.conftest import REPO
 
 

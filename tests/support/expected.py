@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 
 import oracle
 from chaos.verify import lane_batches
-from lk.config import Settings
+from config.settings import Settings
 from oracle import consume_all
 from tests.support.serving import read_served
 from tests.support.workload import assert_view_matches

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from event_log.generator import WorkloadSpec, generate
-from event_log.producer import ProduceReport, produce
-from lk.config import Settings
+from config.settings import Settings
+from workload.generator import WorkloadSpec, generate
+from workload.producer import ProduceReport, produce
 
 
 def produce_spec(

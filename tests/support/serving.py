@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 
+from config.settings import Settings
+from designs.platform import build
 from lake.source import ServingSource
-from lk.config import Settings
-from lk.wiring import build
 from views.base import View
 
 

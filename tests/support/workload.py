@@ -11,9 +11,9 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 import oracle
-from event_log.generator import Record
-from event_log.producer import partition_for
-from lk.config import ViewSettings
+from config.settings import ViewSettings
+from workload.generator import Record
+from workload.producer import partition_for
 
 KAFKA_SCHEMA = (
     "key binary, value binary, topic string, partition int, offset long, "

@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
+from config.settings import ViewSettings
 from event_log.decode import EVENT_SCHEMA
-from lk.config import ViewSettings
 from views.base import ViewContext
 
 T0 = datetime(2026, 11, 1, 10, 0, 0)

@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
+from config.settings import RuleSettings, Settings, load_settings
 from event_log.configured import load_contract
 from event_log.contract import ContractError
 from event_log.schema import SHOP
-from lk.config import RuleSettings, Settings, load_settings
 from tests.conftest import REPO
 from views.loader import ViewModuleError, check_views, load_registry, registry_for
 from views.registry import BUILT_IN

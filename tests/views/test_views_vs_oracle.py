@@ -10,13 +10,13 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from batch_layer.bronze import first_copies
+from config.settings import ViewSettings
 from event_log.catalog import catalog_table
 from event_log.decode import decode_events, quarantined, valid_events
-from event_log.generator import WorkloadSpec, generate
-from lk.config import ViewSettings
 from tests.support.workload import as_logged, assert_view_matches, kafka_frame, oracle_views
 from views import default_registry
 from views.base import ViewContext
+from workload.generator import WorkloadSpec, generate
 
 pytestmark = pytest.mark.integration
 PARTITIONS = 3

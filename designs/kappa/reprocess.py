@@ -1,0 +1,352 @@
+"""Reprocessing, as Jay Kreps described it: replay the retained log into a new version.
+
+``reprocess`` starts version ``n+1`` from offset 0 with the current view settings while
+version ``n`` keeps serving; once ``n+1`` has caught up with the log end it switches
+readers in one atomic pointer write and saves a per-view diff. ``rollback`` points back
+to the previous version; ``drop`` deletes a version that no longer serves.
+
+A reprocess killed before its switch leaves a version that never served. The next
+``reprocess`` resumes it from its checkpoint (a replay killed at 90% does not start
+over) if it froze the same view settings; otherwise it drops it and names it. A replay
+is called complete only if it started at offset 0 of every partition and reached the
+log end: retention that deleted history under it is refused, not served.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from config.settings import Settings
+from designs.kappa.versions import (
+    EPOCH,
+    KappaError,
+    existing_versions,
+    lane_name,
+    open_version,
+    point_to,
+    serving_version,
+    switches,
+    version_settings,
+)
+from event_log.topics import end_offsets, start_offsets
+from lake import storage
+from lake.tables import Tables
+from speed_layer import progress
+from speed_layer.checkpoint import last_committed, planned_offsets
+from speed_layer.lane import Lane, lane_root
+from speed_layer.lane_log import state_table
+from speed_layer.micro_batch import Epoch
+from speed_layer.stream import LaneRun, run_lane
+from views.base import View
+from views.loader import registry_for
+from views.registry import ViewRegistry
+
+log = logging.getLogger(__name__)
+
+
+class TruncatedLogError(KappaError):
+    """The retained log no longer starts at offset 0: a replay would silently lose history."""
+
+
+@dataclass(frozen=True)
+class ReprocessResult:
+    """What a reprocess did (``resumed``: it finished a killed one; ``abandoned``: dropped)."""
+
+    version: int
+    previous: int | None
+    offsets: int
+    seconds: float
+    diff: dict[str, dict[str, int]]
+    resumed: bool = False
+    abandoned: tuple[int, ...] = ()
+
+
+def unfinished_versions(spark: SparkSession, tables: Tables) -> list[int]:
+    """Versions on storage that never served: reprocesses killed before their switch."""
+    served = {s.version for s in switches(spark, tables)}
+    return [v for v in existing_versions(spark, tables) if v not in served]
+
+
+def _next_version(spark: SparkSession, settings: Settings) -> tuple[int, bool, list[int]]:
+    """``(version, resumed, abandoned)`` of the next reprocess.
+
+    It resumes the newest unfinished version with the same view settings, and drops the
+    other unfinished ones; with none to resume it starts ``max + 1``.
+    """
+    tables = Tables.of(settings)
+    pending = unfinished_versions(spark, tables)
+    same = [
+        v
+        for v in pending
+        if version_settings(settings, open_version(spark, settings, v)).views == settings.views
+    ]
+    version = max(same) if same else max(existing_versions(spark, tables), default=0) + 1
+    abandoned = [v for v in pending if v != version]
+    for v in abandoned:
+        log.warning("dropping unfinished v%d: its view settings differ from this reprocess", v)
+        drop(spark, settings, v)
+    return version, bool(same), abandoned
+
+
+def replay_start(spark: SparkSession, lane: Lane) -> dict[int, int]:
+    """The offsets a version's replay started from (Spark's ``sources/0/0``); {} if unknown."""
+    uri = f"{lane.checkpoint}/sources/0/0"
+    if not storage.exists(spark, uri):
+        return {}
+    text = storage.read_text(spark, uri).strip().splitlines()[-1]
+    return {int(p): int(o) for topic in json.loads(text).values() for p, o in topic.items()}
+
+
+def check_replay_complete(
+    spark: SparkSession, settings: Settings, lane: Lane, target: dict[int, int]
+) -> None:
+    """Refuse a replay that did not start at offset 0 or did not reach ``target``.
+
+    A start above 0 means retention (or a delete) removed history between the check at
+    start and the first micro-batch: the version lacks events and must not serve.
+    """
+    started = replay_start(spark, lane)
+    skipped = {p: o for p, o in started.items() if o > 0}
+    if skipped:
+        detail = ", ".join(f"partition {p} from offset {o}" for p, o in sorted(skipped.items()))
+        raise TruncatedLogError(
+            f"{lane.name} replayed {settings.kafka.events_topic!r} starting at {detail}: "
+            "offsets below were deleted before it read them; not calling it complete"
+        )
+    last = progress.latest(spark, lane)
+    reached = last.end_offsets if last else {}
+    if any(reached.get(p, 0) < o for p, o in target.items() if o > 0):
+        raise KappaError(f"{lane.name} stopped before the log end: {reached} < {target}")
+
+
+def kappa_epoch() -> Epoch:
+    """Kappa lanes have one epoch and no base: the streaming code computes everything."""
+    return Epoch(EPOCH, {}, lambda view: None, keeps_history=False)
+
+
+def check_log_complete(settings: Settings) -> dict[int, int]:
+    """Refuse to replay a truncated log; return its end offsets otherwise."""
+    topic = settings.kafka.events_topic
+    starts = start_offsets(settings, topic)
+    truncated = {p: o for p, o in starts.items() if o > 0}
+    if truncated:
+        detail = ", ".join(
+            f"partition {p} starts at offset {o}" for p, o in sorted(truncated.items())
+        )
+        raise TruncatedLogError(
+            f"the log of {topic!r} is truncated ({detail}): retention or a delete removed "
+            "history, so a replay would not see every event; refusing to reprocess"
+        )
+    return end_offsets(settings, topic)
+
+
+def run_version(
+    spark: SparkSession,
+    settings: Settings,
+    lane: Lane,
+    registry: ViewRegistry,
+    *,
+    until_caught_up: bool,
+    on_progress: Callable[[dict], None] | None = None,
+) -> LaneRun:
+    """Run one version's lane with the view settings frozen into it."""
+    return run_lane(
+        spark,
+        version_settings(settings, lane),
+        lane,
+        registry,
+        kappa_epoch,
+        until_caught_up=until_caught_up,
+        on_progress=on_progress,
+    )
+
+
+def replaying(settings: Settings, remaining: dict[int, int] | None = None) -> Settings:
+    """Settings for a replay: micro-batches of about ``stream.replay_max_offsets_per_trigger``.
+
+    A replay catches up on history nobody is waiting for, so fewer and larger
+    micro-batches pay the fixed cost of one (plans, Delta commits) less often. Given the
+    offsets still to read per partition (``remaining``), it splits them into equal
+    micro-batches, as many as their sum over the cap rounds to (so at most 1.5 caps
+    each): 1.015M offsets at a 1M cap make one micro-batch, not one of 1M and a tail of
+    15k that pays a whole micro-batch's fixed cost (7-8 s here). Spark shares the cap
+    between partitions rounding each share down, hence one offset per partition spare.
+    """
+    cap = settings.stream.replay_max_offsets_per_trigger
+    if offsets := sum((remaining or {}).values()):
+        cap = -(-offsets // max(1, round(offsets / cap))) + len(remaining or {})
+    stream = settings.stream.model_copy(update={"max_offsets_per_trigger": cap})
+    return settings.model_copy(update={"stream": stream})
+
+
+def replay_version(
+    spark: SparkSession,
+    settings: Settings,
+    lane: Lane,
+    registry: ViewRegistry,
+    target: dict[int, int],
+    on_progress: Callable[[dict], None] | None = None,
+) -> LaneRun:
+    """Replay the log into a version's lane (new, or resumed) up to ``target``."""
+    batch = last_committed(spark, lane)
+    done = planned_offsets(spark, lane, batch) if batch is not None else {}
+    remaining = {p: max(0, end - done.get(p, 0)) for p, end in target.items()}
+    return run_version(
+        spark,
+        replaying(settings, remaining),
+        lane,
+        registry,
+        until_caught_up=True,
+        on_progress=on_progress,
+    )
+
+
+def reprocess(
+    spark: SparkSession,
+    settings: Settings,
+    registry: ViewRegistry | None = None,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    before_switch: Callable[[int], None] | None = None,
+) -> ReprocessResult:
+    """Build the next version from offset 0, then switch readers to it.
+
+    Args:
+        spark: the session.
+        settings: settings whose view parameters the new version freezes.
+        registry: the views to build.
+        on_progress: ``(offsets processed, offsets to process)`` after each micro-batch.
+        before_switch: called with the new version once it has caught up, just before
+            the switch (tests query the old version there).
+    """
+    started = time.perf_counter()
+    registry = registry or registry_for(settings)
+    tables = Tables.of(settings)
+    target = check_log_complete(settings)
+    total = sum(target.values())
+    previous = serving_version(spark, tables)
+    version, resumed, abandoned = _next_version(spark, settings)
+    if resumed:
+        log.info("resuming unfinished v%d from its checkpoint", version)
+    lane = open_version(spark, settings, version)
+
+    def report(metrics: dict) -> None:
+        if on_progress:
+            ends = next(iter((metrics.get("end_offsets") or {}).values()), {})
+            on_progress(sum(int(o) for o in ends.values()), total)
+
+    replay_version(spark, settings, lane, registry, target, on_progress=report)
+    check_replay_complete(spark, settings, lane, target)
+    if before_switch:
+        before_switch(version)
+    diff = diff_versions(spark, settings, previous, version, registry) if previous else {}
+    if diff:
+        storage.write_text(
+            spark,
+            tables.path("kappa", "diffs", f"v{previous}_v{version}.json"),
+            json.dumps(diff, indent=2),
+        )
+    point_to(
+        spark,
+        tables,
+        version,
+        "publish",
+        note=f"replayed {total} offsets; previous v{previous}" if previous else "first",
+    )
+    return ReprocessResult(
+        version,
+        previous,
+        total,
+        time.perf_counter() - started,
+        diff,
+        resumed=resumed,
+        abandoned=tuple(abandoned),
+    )
+
+
+def _presented(spark: SparkSession, settings: Settings, version: int, view: View) -> DataFrame:
+    lane = open_version(spark, settings, version)
+    return view.serve(state_table(lane, EPOCH, view.name).read(spark))
+
+
+def diff_versions(
+    spark: SparkSession,
+    settings: Settings,
+    old: int,
+    new: int,
+    registry: ViewRegistry | None = None,
+) -> dict[str, dict[str, int]]:
+    """Per view: rows in each version, rows in only one, matched rows whose values differ.
+
+    One Spark job for every view (a full outer join per view, their counts unioned), not
+    five counts per view: the diff is on the path from a caught-up replay to the switch.
+    """
+    counts = [
+        diff_counts(
+            _presented(spark, settings, old, view),
+            _presented(spark, settings, new, view),
+            list(view.key),
+        ).select(F.lit(view.name).alias("view"), "*")
+        for view in registry or registry_for(settings)
+    ]
+    rows = reduce(DataFrame.unionByName, counts).collect()
+    return {r["view"]: {k: v for k, v in r.asDict().items() if k != "view"} for r in rows}
+
+
+def diff_counts(old: DataFrame, new: DataFrame, keys: list[str]) -> DataFrame:
+    """One row: ``rows_old``, ``rows_new``, ``only_old``, ``only_new`` and ``changed``.
+
+    Rows are matched on ``keys`` (a view's key names one presented row; a null key
+    matches nothing); ``changed`` counts matched rows that differ in a column both have.
+    """
+    values = [c for c in old.columns if c not in keys and c in new.columns]
+    a = old.select(*keys, F.struct(*values).alias("_old"))
+    b = new.select(*keys, F.struct(*values).alias("_new"))
+    in_old, in_new = F.col("_old").isNotNull(), F.col("_new").isNotNull()
+    same = reduce(
+        lambda x, y: x & y,
+        [F.col("_old")[c].eqNullSafe(F.col("_new")[c]) for c in values],
+        F.lit(True),
+    )
+    return a.join(b, keys, "full_outer").agg(
+        F.count(F.when(in_old, 1)).alias("rows_old"),
+        F.count(F.when(in_new, 1)).alias("rows_new"),
+        F.count(F.when(in_old & ~in_new, 1)).alias("only_old"),
+        F.count(F.when(in_new & ~in_old, 1)).alias("only_new"),
+        F.count(F.when(in_old & in_new & ~same, 1)).alias("changed"),
+    )
+
+
+def rollback(spark: SparkSession, settings: Settings) -> int:
+    """Point readers back to the version that served before the current one."""
+    tables = Tables.of(settings)
+    history = [s for s in switches(spark, tables) if s.action in ("publish", "rollback")]
+    current = serving_version(spark, tables)
+    alive = set(existing_versions(spark, tables))
+    earlier = [s.version for s in history if s.version != current and s.version in alive]
+    if current is None or not earlier:
+        raise KappaError("nothing to roll back to: no earlier version is still on storage")
+    target = earlier[-1]
+    point_to(spark, tables, target, "rollback", note=f"from v{current}")
+    return target
+
+
+def drop(spark: SparkSession, settings: Settings, version: int) -> None:
+    """Delete a version that does not serve: its lane (checkpoint and log) goes whole."""
+    tables = Tables.of(settings)
+    if serving_version(spark, tables) == version:
+        raise KappaError(f"v{version} serves readers; switch away (reprocess/rollback) first")
+    if version not in existing_versions(spark, tables):
+        raise KappaError(f"v{version} does not exist")
+    storage.delete(spark, lane_root(tables, lane_name(version)))
+    serving = serving_version(spark, tables)
+    if serving is not None:
+        point_to(spark, tables, serving, "drop", note=f"dropped v{version}")

@@ -1,0 +1,65 @@
+"""Where Lambda readers are served from: the newest batch run ⊕ the lane's epoch on it.
+
+Lambda serves the newest published batch run k, with the speed layer's results for the
+offsets at or after its cutoff ``C_k``:
+
+- the lane is on epoch k: its state is already ``run k ⊕ speed(offsets >= C_k)``;
+- the lane is on an older epoch and has read nothing past ``C_k`` (or has not run):
+  run k covers everything, so its views alone are served;
+- the lane is on an older epoch and has read past ``C_k``: its old epoch is served,
+  whole, until the lane rebases onto run k (its next micro-batch, or between
+  micro-batches: :meth:`speed_layer.micro_batch.MicroBatchProcessor.follow_epoch`).
+  Serving run k alone would drop what the lane read past ``C_k``; mixing run k with the
+  old epoch would count the absorbed speed results twice.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from batch_layer import runs
+from designs.lambda_arch.epochs import INITIAL, LAMBDA_LANE
+from lake import storage
+from lake.source import ServingSource, StateTable, ViewNotReadyError
+from lake.tables import Tables
+from speed_layer import progress
+from speed_layer.lane import find_lane, lane_root
+from speed_layer.lane_log import state_table
+from views.registry import ViewRegistry
+
+
+def watched_tables(tables: Tables) -> tuple[str, ...]:
+    """The runs log and the lane's log: only their commits move the source."""
+    return (tables.batch_runs, f"{lane_root(tables, LAMBDA_LANE)}/log")
+
+
+def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -> ServingSource:
+    """The newest published batch run ⊕ the speed results past its cutoff (see above)."""
+    run = runs.latest_published(spark, tables)
+    lane = find_lane(spark, tables, LAMBDA_LANE)
+    last = progress.latest(spark, lane) if lane is not None else None
+    serve_lane = last is not None and (
+        run is None or last.epoch == run.run_id or not _covers(run.cutoff, last.end_offsets)
+    )
+    watched = watched_tables(tables)
+    if serve_lane:
+        if last.epoch == (run.run_id if run is not None else INITIAL):
+            # settled: the lane moves onto another epoch only after a new run is published
+            watched = (tables.batch_runs,)
+        state = {v.name: state_table(lane, last.epoch, v.name) for v in registry}
+        batch = {}
+        if last.epoch != INITIAL and storage.exists(spark, tables.batch_run_dir(last.epoch)):
+            batch = {v.name: StateTable(tables.batch_view(last.epoch, v.name)) for v in registry}
+        description = f"batch run {last.epoch} + speed layer"
+        if run is not None and last.epoch != run.run_id:
+            description += f" (rebasing onto batch run {run.run_id})"
+        return ServingSource("lambda", description, state, batch, last.max_event_time, watched)
+    if run is None:
+        raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
+    views = {name: StateTable(tables.batch_view(run.run_id, name)) for name in run.views}
+    return ServingSource("lambda", f"batch run {run.run_id}", views, dict(views), None, watched)
+
+
+def _covers(cutoff: dict[int, int], read: dict[int, int]) -> bool:
+    """Whether a run's cutoff is at or past every offset the lane has read."""
+    return all(offset <= cutoff.get(partition, 0) for partition, offset in read.items())

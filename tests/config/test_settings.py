@@ -1,0 +1,60 @@
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from config.settings import ConfigError, load_settings, parse_duration
+from lk.cli.app import app
+
+pytestmark = pytest.mark.unit
+
+
+def test_yaml_then_environment_overrides(tmp_path: Path, monkeypatch):
+    config = tmp_path / "lk.yaml"
+    config.write_text("mode: kappa\nkafka:\n  bootstrap_servers: a:1\nviews:\n  session_gap: 5m\n")
+    monkeypatch.setenv("LK_KAFKA__BOOTSTRAP_SERVERS", "b:2")
+    settings = load_settings(config)
+    assert settings.mode == "kappa"
+    assert settings.kafka.bootstrap_servers == "b:2"
+    assert settings.views.session_gap == timedelta(minutes=5)
+
+
+def test_storage_root_accepts_any_uri():
+    settings = load_settings(storage={"root": "s3a://bucket/lk/"})
+    assert settings.storage.uri() == "s3a://bucket/lk"
+
+
+def test_invalid_values_name_the_field(tmp_path: Path):
+    config = tmp_path / "lk.yaml"
+    config.write_text("mode: sigma\nviews:\n  hop_slide: 3 minutes\n")
+    with pytest.raises(ConfigError) as error:
+        load_settings(config)
+    assert "mode:" in str(error.value) and "views.hop_slide" in str(error.value)
+
+
+def test_unknown_fields_are_rejected():
+    with pytest.raises(ConfigError, match=r"kafka\.bootstrap"):
+        load_settings(kafka={"bootstrap": "x"})
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("500ms", 0.5), ("90s", 90), ("10 minutes", 600), ("1h", 3600), ("2 days", 172800)],
+)
+def test_durations_read_like_people_write_them(text, seconds):
+    assert parse_duration(text) == timedelta(seconds=seconds)
+
+
+def test_the_cli_exits_with_the_field_named(monkeypatch):
+    monkeypatch.setenv("LK_MODE", "sigma")
+    result = CliRunner().invoke(app, ["status"])
+    assert result.exit_code == 2
+    assert "mode" in result.output
+
+
+def test_the_example_config_is_valid_and_documents_every_stream_knob():
+    example = Path(__file__).resolve().parents[2] / "lk.example.yaml"
+    settings = load_settings(str(example))
+    assert settings.mode == "lambda"
+    assert settings.stream == load_settings(None).stream
