@@ -171,7 +171,15 @@ class StreamSettings(_Section):
     compact_every: int = Field(
         10, ge=1, description="micro-batches between rewrites of a view's state, merged"
     )
-    dedup_horizon: Duration = timedelta(minutes=30)
+    dedup_horizon: Duration | None = Field(
+        None,
+        description=(
+            "unset (the contract): re-sends are dropped however far apart, the lane holding "
+            "every event id it read; set: ids are held this long in Kafka append time, and "
+            "records behind that watermark are dropped and counted (watermark_drops), which "
+            "a Kappa replay refuses"
+        ),
+    )
     log_outage: Duration = Field(
         timedelta(minutes=5),
         description=(

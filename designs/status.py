@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -11,15 +10,19 @@ from batch_layer import runs
 from config.settings import Settings
 from designs.platform import Platform, build
 from event_log.topics import end_offsets
-from lake import storage
 from lake.source import ViewNotReadyError
 from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import find_lane
+from speed_layer.stream import read_metrics
 
 
 def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str, Any]:
-    """A streaming lane: last micro-batch, rates, consumer lag per partition, late counts."""
+    """A streaming lane: last micro-batch, rates, consumer lag per partition, late counts.
+
+    ``duplicates``: re-sends the lane dropped (the lowest offset kept); ``watermark_drops``:
+    records a de-duplication watermark dropped unseen (only with ``stream.dedup_horizon``).
+    """
     tables = Tables.of(settings)
     lane = find_lane(spark, tables, name)
     if lane is None:
@@ -31,13 +34,10 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
     last = recent[-1] if recent else None
     processed = last.end_offsets if last else {}
     lag = {p: end - processed.get(p, 0) for p, end in sorted(ends.items())}
-    metrics_file = f"{lane.root}/_metrics.json"
-    metrics = (
-        json.loads(storage.read_text(spark, metrics_file))
-        if storage.exists(spark, metrics_file)
-        else {}
-    )
+    metrics = read_metrics(spark, lane) or {}
     phases = median_phases(metrics.get("recent_phase_ms") or [])
+    totals = progress.totals(spark, lane)
+    dropped = metrics.get("watermark_drops") or 0
     return {
         "lane": name,
         "exists": True,
@@ -56,8 +56,10 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "median_phase_seconds": phases,
         "dedup_state": metrics.get("dedup_state"),
         "log_outages": metrics.get("log_outages"),
+        "duplicates": totals["deduplicated"] - dropped,
+        "watermark_drops": dropped,
         "view_settings": lane.views,
-        **progress.totals(spark, lane),
+        **totals,
     }
 
 

@@ -85,8 +85,7 @@ def _workload(out: str, scratch: Path) -> None:
         spark.readStream.format("rate")
         .option("rowsPerSecond", 100)
         .load()
-        .withWatermark("timestamp", "1 minute")
-        .dropDuplicatesWithinWatermark(["value"])
+        .dropDuplicates(["value"])
     )
     query = (
         stream.writeStream.trigger(processingTime="1 second")

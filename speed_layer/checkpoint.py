@@ -20,6 +20,15 @@ def planned_offsets(spark: SparkSession, lane: Lane, batch_id: int) -> dict[int,
     return {int(p): int(o) for topic in sources.values() for p, o in topic.items()}
 
 
+def first_offsets(spark: SparkSession, lane: Lane) -> dict[int, int]:
+    """The offsets the lane's first micro-batch started from (Spark's ``sources/0/0``)."""
+    uri = f"{lane.checkpoint}/sources/0/0"
+    if not storage.exists(spark, uri):
+        return {}
+    text = storage.read_text(spark, uri).strip().splitlines()[-1]
+    return {int(p): int(o) for topic in json.loads(text).values() for p, o in topic.items()}
+
+
 def last_committed(spark: SparkSession, lane: Lane) -> int | None:
     """The id of the newest micro-batch Spark committed (``commits/N``), if any."""
     ids = [int(n) for n in storage.list_files(spark, f"{lane.checkpoint}/commits") if n.isdigit()]
@@ -41,4 +50,10 @@ def committed_offsets(
     spark: SparkSession, lane: Lane, batch_id: int
 ) -> tuple[dict[int, int], dict[int, int]]:
     """``[start, end)`` offsets of micro-batch ``batch_id`` per partition."""
-    return planned_offsets(spark, lane, batch_id - 1), planned_offsets(spark, lane, batch_id)
+    start = planned_offsets(spark, lane, batch_id - 1) if batch_id else first_offsets(spark, lane)
+    return start, planned_offsets(spark, lane, batch_id)
+
+
+def offsets_read(start: dict[int, int], end: dict[int, int]) -> int:
+    """How many offsets ``[start, end)`` spans over all partitions (every record read)."""
+    return sum(o - start.get(p, 0) for p, o in end.items())

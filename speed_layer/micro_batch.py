@@ -63,7 +63,7 @@ from lake import quarantine
 from lake.inline import one_row, quoted
 from lake.offsets import below
 from speed_layer import lane_log, progress
-from speed_layer.checkpoint import committed_offsets
+from speed_layer.checkpoint import committed_offsets, offsets_read
 from speed_layer.lane import Lane
 from speed_layer.recovery import record_version
 from views.base import View, ViewContext
@@ -170,6 +170,7 @@ class MicroBatchProcessor:
         retained: DataFrame | None,
         watermark: datetime | None,
         held: list[DataFrame],
+        cutoff: dict[int, int],
     ) -> DataFrame:
         """Non-late events for ``view``, plus the context a join view needs.
 
@@ -189,6 +190,13 @@ class MicroBatchProcessor:
         views its purchases may follow, the purchases its page views may precede), so a
         live lane's join does not grow with everything it retained.
 
+        A context event below the epoch's ``cutoff`` partners whatever the lane once
+        decided about its lateness: the batch layer owns it now and counted it, late or
+        not, so an event after the cutoff must meet it as the batch run's own events do.
+        (A page view the lane had marked late for ``conversions`` before a batch run took
+        it over was left out of the context, and the purchase after the cutoff that
+        followed it was not counted converted.)
+
         Those partners are cached for the micro-batch (appended to ``held``, which the
         caller releases after its commit): a join reads its input several times (each
         side of a semi- and an anti-join), and each read would otherwise list the log's
@@ -197,7 +205,7 @@ class MicroBatchProcessor:
         own = events.where(~F.array_contains("late_for", view.name))
         if view.context_lookback is None or retained is None:
             return own.select(*self.columns)
-        context = retained.where(~F.array_contains("late_for", view.name))
+        context = retained.where(below(cutoff) | ~F.array_contains("late_for", view.name))
         if watermark is not None:
             since = watermark - view.context_lookback(self.settings.views)
             context = context.where(F.col(self.time) >= F.lit(floor_to(since, CONTEXT_STEP)))
@@ -223,7 +231,7 @@ class MicroBatchProcessor:
             if retained is not None:
                 mine = retained.where(~below(epoch.cutoff))
                 earlier = retained.where(below(epoch.cutoff))
-                events = self._view_input(view, mine, earlier, None, held)
+                events = self._view_input(view, mine, earlier, None, held, epoch.cutoff)
             else:
                 schema = event_schema(self.registry.contract)
                 events = self.spark.createDataFrame([], schema).limit(0)
@@ -266,6 +274,7 @@ class MicroBatchProcessor:
                 cutoff=epoch.cutoff,
                 start_offsets=last.end_offsets,
                 input_rows=0,
+                read_rows=0,
                 valid_rows=0,
                 quarantined_rows=0,
                 late_rows={},
@@ -332,6 +341,7 @@ class MicroBatchProcessor:
                 cutoff=epoch.cutoff,
                 start_offsets=start,
                 end_offsets=end,
+                read_rows=offsets_read(start, end),
                 started_at=started,
                 finished_at=datetime.now(UTC).replace(tzinfo=None),
                 **stats,
@@ -404,7 +414,9 @@ class MicroBatchProcessor:
                     epoch.id,
                     view.name,
                     view.compute(
-                        self._view_input(view, events, context, watermarks[view.name], held),
+                        self._view_input(
+                            view, events, context, watermarks[view.name], held, epoch.cutoff
+                        ),
                         ctx,
                     ),
                 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -27,6 +28,7 @@ PROGRESS_COLUMNS = {
     "end_offsets": "string",
     "max_event_time": "timestamp",
     "input_rows": "bigint",
+    "read_rows": "bigint",
     "valid_rows": "bigint",
     "quarantined_rows": "bigint",
     "late_rows": "string",
@@ -48,6 +50,9 @@ class BatchProgress:
     micro-batches (it carries the id of the micro-batch before it and reads no offsets).
     ``finished_at`` is when the rows were ready to commit: the row is in that commit, so
     a micro-batch's whole duration is Spark's (``lk status``, from ``_metrics.json``).
+    ``read_rows`` is every offset the micro-batch read (from Spark's checkpoint) and
+    ``input_rows`` what reached it after de-duplication: the difference is what the
+    de-duplication took out (:attr:`deduplicated`), counted once per commit.
     """
 
     batch_id: int
@@ -64,6 +69,16 @@ class BatchProgress:
     finished_at: datetime | None = None
     partition_clock: dict[int, datetime] = field(default_factory=dict)
     kind: str = MICRO_BATCH
+    read_rows: int | None = None
+
+    @property
+    def deduplicated(self) -> int:
+        """Records read and taken out before the views.
+
+        Re-sends of an event already seen, and, only with ``stream.dedup_horizon`` set,
+        records behind its watermark.
+        """
+        return 0 if self.read_rows is None else self.read_rows - self.input_rows
 
 
 def rows(spark: SparkSession, progress: BatchProgress) -> DataFrame:
@@ -77,6 +92,7 @@ def rows(spark: SparkSession, progress: BatchProgress) -> DataFrame:
         "end_offsets": dump_offsets(progress.end_offsets),
         "max_event_time": progress.max_event_time,
         "input_rows": progress.input_rows,
+        "read_rows": progress.read_rows,
         "valid_rows": progress.valid_rows,
         "quarantined_rows": progress.quarantined_rows,
         "late_rows": json.dumps(progress.late_rows),
@@ -108,6 +124,7 @@ def _parse(row: dict) -> BatchProgress:
             for p, t in json.loads(row.get("partition_clock") or "{}").items()
         },
         kind=row.get("kind") or MICRO_BATCH,
+        read_rows=row.get("read_rows"),
     )
 
 
@@ -135,8 +152,8 @@ def latest(spark: SparkSession, lane: Lane, before: int | None = None) -> BatchP
     return rows[-1] if rows else None
 
 
-def totals(spark: SparkSession, lane: Lane) -> dict[str, object]:
-    """Sums over the whole log: rows in, valid, quarantined, late per view."""
+def totals(spark: SparkSession, lane: Lane) -> dict[str, Any]:
+    """Sums over the whole log: records read, de-duplicated, in, valid, quarantined, late."""
     late: dict[str, int] = {}
     rows = [r for r in history(spark, lane) if r.kind == MICRO_BATCH]
     for row in rows:
@@ -144,6 +161,8 @@ def totals(spark: SparkSession, lane: Lane) -> dict[str, object]:
             late[view] = late.get(view, 0) + count
     return {
         "micro_batches": len(rows),
+        "read_rows": sum(r.read_rows or r.input_rows for r in rows),
+        "deduplicated": sum(r.deduplicated for r in rows),
         "input_rows": sum(r.input_rows for r in rows),
         "valid_rows": sum(r.valid_rows for r in rows),
         "quarantined_rows": sum(r.quarantined_rows for r in rows),

@@ -96,21 +96,34 @@ class LaneRun:
 def deduplicated_events(
     spark: SparkSession, settings: Settings, contract: EventContract
 ) -> DataFrame:
-    """The decoded ``events`` stream with re-sends (same event id) dropped.
+    """The decoded ``events`` stream with re-sends (same event id) dropped, lowest offset first.
 
-    De-duplication is Spark's stateful ``dropDuplicatesWithinWatermark``, kept in the
-    checkpoint. Its watermark runs on the Kafka append time, not on event time, so a
-    late event is never dropped here: lateness is judged per view, downstream, where
-    late events are counted and kept. Malformed records keep a key of their own.
+    De-duplication is Spark's stateful ``dropDuplicates`` over every id the lane has read,
+    as the batch layer and the oracle do over the whole log (``docs/semantics.md``,
+    "Duplicates"): a re-send hours after its original counts once, in every design. Its
+    state lives in the checkpoint (RocksDB) and grows with the log's distinct ids; no
+    watermark runs here, so nothing is dropped for its time. Lateness is judged per view,
+    downstream, where late events are counted and kept. Malformed records keep a key of
+    their own.
+
+    With ``stream.dedup_horizon`` set, ids are held only that long in Kafka append time
+    (``dropDuplicatesWithinWatermark``): bounded state, but a record behind the global
+    watermark (a partition lagging the others by more than the horizon in a catch-up) is
+    dropped. Spark counts those (``numRowsDroppedByWatermark``); the lane adds them up in
+    ``_metrics.json`` (``watermark_drops``), ``lk status`` shows them, and a Kappa replay
+    that dropped any is refused.
     """
     decoded = decode_events(read_stream(spark, settings, settings.kafka.events_topic), contract)
     event_id = F.col(contract.id_field).cast("string")
     key = F.when(F.col("reason").isNull(), event_id).otherwise(
         F.format_string("malformed:%d:%d", F.col("partition"), F.col("offset"))
     )
+    keyed = decoded.withColumn("_dedup_key", key)
+    horizon = settings.stream.dedup_horizon
+    if horizon is None:
+        return keyed.dropDuplicates(["_dedup_key"]).drop("_dedup_key")
     return (
-        decoded.withColumn("_dedup_key", key)
-        .withWatermark("kafka_timestamp", format_duration(settings.stream.dedup_horizon))
+        keyed.withWatermark("kafka_timestamp", format_duration(horizon))
         .dropDuplicatesWithinWatermark(["_dedup_key"])
         .drop("_dedup_key")
     )
@@ -165,18 +178,21 @@ def source_offsets(value: object) -> dict:
 def query_metrics(query: StreamingQuery) -> dict | None:
     """The query's last progress: rates, duration, end offsets (None before the first)."""
     last = query.lastProgress
-    if not last:
-        return None
+    return progress_metrics(last) if last else None
+
+
+def progress_metrics(progress: dict) -> dict:
+    """One micro-batch's progress from Spark: rates, durations, end offsets, dedup state."""
     return {
-        "batch_id": last.get("batchId"),
-        "timestamp": last.get("timestamp"),
-        "input_rows": last.get("numInputRows"),
-        "input_rows_per_second": last.get("inputRowsPerSecond"),
-        "processed_rows_per_second": last.get("processedRowsPerSecond"),
-        "batch_duration_ms": (last.get("durationMs") or {}).get("triggerExecution"),
-        "duration_ms": dict(last.get("durationMs") or {}),
-        "end_offsets": source_offsets((last.get("sources") or [{}])[0].get("endOffset")),
-        "dedup_state": dedup_state(last),
+        "batch_id": progress.get("batchId"),
+        "timestamp": progress.get("timestamp"),
+        "input_rows": progress.get("numInputRows"),
+        "input_rows_per_second": progress.get("inputRowsPerSecond"),
+        "processed_rows_per_second": progress.get("processedRowsPerSecond"),
+        "batch_duration_ms": (progress.get("durationMs") or {}).get("triggerExecution"),
+        "duration_ms": dict(progress.get("durationMs") or {}),
+        "end_offsets": source_offsets((progress.get("sources") or [{}])[0].get("endOffset")),
+        "dedup_state": dedup_state(progress),
     }
 
 
@@ -189,12 +205,11 @@ STATE_PHASES = {
 
 
 def dedup_state(progress: dict) -> dict | None:
-    """The de-duplication state after a micro-batch: the ids it holds, what keeping it cost.
+    """The de-duplication state after a micro-batch: ids held, what it dropped, its cost.
 
-    Spark evicts expired ids by scanning the whole state on every micro-batch, so the
-    removal time grows with the ids held, whether or not any expired. An id is held until
-    the watermark (the horizon behind the newest append time) passes its own time plus
-    the horizon: about twice ``stream.dedup_horizon`` of events.
+    ``duplicates``: re-sends it dropped in this micro-batch; ``dropped_by_watermark``:
+    records behind the watermark it dropped unseen (only with ``stream.dedup_horizon``
+    set; Spark then also scans the whole state for expired ids every micro-batch).
     """
     operators = progress.get("stateOperators") or []
     if not operators:
@@ -205,13 +220,26 @@ def dedup_state(progress: dict) -> dict | None:
         "rows_updated": state.get("numRowsUpdated"),
         "rows_removed": state.get("numRowsRemoved"),
         "memory_bytes": state.get("memoryUsedBytes"),
+        "duplicates": (state.get("customMetrics") or {}).get("numDroppedDuplicateRows"),
+        "dropped_by_watermark": state.get("numRowsDroppedByWatermark") or 0,
         **{phase: state.get(key) for key, phase in STATE_PHASES.items()},
     }
 
 
+def metrics_uri(lane: Lane) -> str:
+    """Where the lane's newest metrics are (``_metrics.json``, next to its log)."""
+    return f"{lane.root}/_metrics.json"
+
+
 def write_metrics(spark: SparkSession, lane: Lane, metrics: dict) -> None:
     """Save a micro-batch's metrics next to the lane for ``lk status``."""
-    storage.write_text(spark, f"{lane.root}/_metrics.json", json.dumps(metrics))
+    storage.write_text(spark, metrics_uri(lane), json.dumps(metrics))
+
+
+def read_metrics(spark: SparkSession, lane: Lane) -> dict | None:
+    """The lane's newest metrics (None before its first micro-batch was reported)."""
+    uri = metrics_uri(lane)
+    return json.loads(storage.read_text(spark, uri)) if storage.exists(spark, uri) else None
 
 
 def _is_restart_metrics_bug(error: BaseException) -> bool:
@@ -233,7 +261,9 @@ class _Tally:
     commit writes), each micro-batch's phases inside ``addBatch`` are kept
     (:attr:`MicroBatchProcessor.timings`), and the de-duplication state's own timings
     inside ``count`` (:data:`STATE_PHASES`), so ``lk status`` can say where the time goes.
-    The lane's restarts while its log was out of reach go in as well (``log_outages``).
+    The lane's restarts while its log was out of reach go in as well (``log_outages``),
+    and the records a watermark dropped over the lane's life (``watermark_drops``, carried
+    over from the file a previous run left): every micro-batch's progress counts once.
     """
 
     spark: SparkSession
@@ -244,6 +274,12 @@ class _Tally:
     last_id: int | None = None
     recent_phases: list[dict[str, int]] = field(default_factory=list)
     outages: dict[str, Any] = field(default_factory=lambda: {"restarts": 0, "last": None})
+    watermark_drops: int = 0
+
+    def __post_init__(self) -> None:
+        before = read_metrics(self.spark, self.lane) or {}
+        self.watermark_drops = int(before.get("watermark_drops") or 0)
+        self.last_id = before.get("batch_id")
 
     def restarted(self, reason: str) -> None:
         """Note a restart because the log was out of reach (saved with the next metrics)."""
@@ -254,9 +290,31 @@ class _Tally:
         }
 
     def record(self, query: StreamingQuery, timings: dict[int, dict[str, int]]) -> None:
-        metrics = query_metrics(query)
-        if not metrics or metrics["batch_id"] == self.last_id:
-            return
+        """Take in the micro-batches the query reported since the last call, in order."""
+        reported = [progress_metrics(p) for p in query.recentProgress]
+        new = [
+            m
+            for m in reported
+            if m["batch_id"] is not None and (self.last_id is None or m["batch_id"] > self.last_id)
+        ]
+        for metrics in new:
+            self._count(metrics, timings)
+        if new:
+            last = new[-1]
+            write_metrics(
+                self.spark,
+                self.lane,
+                {
+                    **last,
+                    "recent_phase_ms": self.recent_phases,
+                    "log_outages": self.outages,
+                    "watermark_drops": self.watermark_drops,
+                },
+            )
+            if self.on_progress:
+                self.on_progress(last)
+
+    def _count(self, metrics: dict, timings: dict[int, dict[str, int]]) -> None:
         state = metrics["dedup_state"] or {}
         phases = {
             **metrics["duration_ms"],
@@ -268,16 +326,10 @@ class _Tally:
             },
         }
         self.recent_phases = [*self.recent_phases, phases][-RECENT:]
-        write_metrics(
-            self.spark,
-            self.lane,
-            {**metrics, "recent_phase_ms": self.recent_phases, "log_outages": self.outages},
-        )
+        self.watermark_drops += state.get("dropped_by_watermark") or 0
         self.last_id = metrics["batch_id"]
         self.batches += 1
         self.rows += metrics["input_rows"] or 0
-        if self.on_progress:
-            self.on_progress(metrics)
 
 
 def _await_progress(query: StreamingQuery, batch_id: int | None, timeout_s: float = 30.0) -> None:

@@ -40,11 +40,11 @@ from event_log.topics import end_offsets, start_offsets
 from lake import storage
 from lake.tables import Tables
 from speed_layer import progress
-from speed_layer.checkpoint import last_committed, planned_offsets
+from speed_layer.checkpoint import first_offsets, last_committed, planned_offsets
 from speed_layer.lane import Lane, lane_root
 from speed_layer.lane_log import state_table
 from speed_layer.micro_batch import Epoch
-from speed_layer.stream import LaneRun, run_lane
+from speed_layer.stream import LaneRun, read_metrics, run_lane
 from views.base import View
 from views.loader import registry_for
 from views.registry import ViewRegistry
@@ -54,6 +54,10 @@ log = logging.getLogger(__name__)
 
 class TruncatedLogError(KappaError):
     """The retained log no longer starts at offset 0: a replay would silently lose history."""
+
+
+class DroppedEventsError(KappaError):
+    """A replay dropped records behind a watermark: the version lacks events, never serves."""
 
 
 @dataclass(frozen=True)
@@ -96,24 +100,16 @@ def _next_version(spark: SparkSession, settings: Settings) -> tuple[int, bool, l
     return version, bool(same), abandoned
 
 
-def replay_start(spark: SparkSession, lane: Lane) -> dict[int, int]:
-    """The offsets a version's replay started from (Spark's ``sources/0/0``); {} if unknown."""
-    uri = f"{lane.checkpoint}/sources/0/0"
-    if not storage.exists(spark, uri):
-        return {}
-    text = storage.read_text(spark, uri).strip().splitlines()[-1]
-    return {int(p): int(o) for topic in json.loads(text).values() for p, o in topic.items()}
-
-
 def check_replay_complete(
     spark: SparkSession, settings: Settings, lane: Lane, target: dict[int, int]
 ) -> None:
     """Refuse a replay that did not start at offset 0 or did not reach ``target``.
 
     A start above 0 means retention (or a delete) removed history between the check at
-    start and the first micro-batch: the version lacks events and must not serve.
+    start and the first micro-batch: the version lacks events and must not serve. So
+    does a replay whose de-duplication dropped records behind its watermark.
     """
-    started = replay_start(spark, lane)
+    started = first_offsets(spark, lane)
     skipped = {p: o for p, o in started.items() if o > 0}
     if skipped:
         detail = ", ".join(f"partition {p} from offset {o}" for p, o in sorted(skipped.items()))
@@ -125,6 +121,13 @@ def check_replay_complete(
     reached = last.end_offsets if last else {}
     if any(reached.get(p, 0) < o for p, o in target.items() if o > 0):
         raise KappaError(f"{lane.name} stopped before the log end: {reached} < {target}")
+    dropped = (read_metrics(spark, lane) or {}).get("watermark_drops") or 0
+    if dropped:
+        raise DroppedEventsError(
+            f"{lane.name} dropped {dropped} records behind its de-duplication watermark "
+            "(stream.dedup_horizon is set and the log's partitions diverge by more in Kafka "
+            "time); not calling it complete. Unset stream.dedup_horizon and reprocess."
+        )
 
 
 def kappa_epoch() -> Epoch:
