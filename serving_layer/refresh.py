@@ -10,6 +10,11 @@ version changed, through the one presentation code path: ``view.serve(state)`` o
 the SparkSession the process built once. Requests never touch Spark; they read the
 last published :class:`ServedState`.
 
+The views due for a reload are loaded at once, each on a thread of its own: a reload
+of a small view is mostly fixed cost (resolving the Delta version, listing its files,
+scheduling a few small stages), not work for the cores, and a lane commits all its
+views in one commit, so loaded one after the other their fixed costs add up.
+
 A view nobody asked for in ``serving.idle_after`` is not reloaded when its table moves:
 each reload is a Spark job on the same cores as the lane that moved it, and a lane
 commits all its views at once. Such a view is listed ``behind``; the request that finds
@@ -23,6 +28,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
@@ -246,6 +252,7 @@ class Refresher:
             views: dict[str, ViewSnapshot] = {}
             missing: dict[str, str] = {}
             behind: set[str] = set()
+            due: list[tuple[View, StateTable, int]] = []
             changed = current.keys() - {v.name for v in self.registry}
             for view in self.registry:
                 table = source.tables.get(view.name)
@@ -261,9 +268,16 @@ class Refresher:
                     if old.version == version or view.name in behind:
                         views[view.name] = old
                         continue
-                views[view.name] = load_snapshot(self.spark, view, table, version)
-                changed.add(view.name)
-                log.info("serving %s at version %s of %s", view.name, version, table)
+                due.append((view, table, version))
+            for snapshot in self._load(due):
+                views[snapshot.name] = snapshot
+                changed.add(snapshot.name)
+                log.info(
+                    "serving %s at version %s of %s",
+                    snapshot.name,
+                    snapshot.version,
+                    snapshot.table,
+                )
             self._publish(
                 ServedState(
                     mode=self.settings.mode,
@@ -277,6 +291,13 @@ class Refresher:
             if views:
                 self._loaded.set()
             return bool(changed)
+
+    def _load(self, due: list[tuple[View, StateTable, int]]) -> list[ViewSnapshot]:
+        """Load the views due, side by side (module docstring); in registry order."""
+        if len(due) <= 1:
+            return [load_snapshot(self.spark, *job) for job in due]
+        with ThreadPoolExecutor(len(due), thread_name_prefix="lk-serving-load") as pool:
+            return list(pool.map(lambda job: load_snapshot(self.spark, *job), due))
 
     def _run(self) -> None:
         while not self._stop.is_set():
