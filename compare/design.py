@@ -36,6 +36,7 @@ from measure.machine import bytes_kept, local_dir
 from oracle.served import served_views
 from speed_layer import progress
 from speed_layer.lane import find_lane, lane_root
+from speed_layer.stream import read_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -121,9 +122,32 @@ def check(spark: Any, platform: Platform, log: OracleLog) -> dict[str, Any]:
             served, full[view.name], allowed[view.name], view.key
         )
     result["unexplained"] = sum(v["unexplained"] for v in result["views"].values())
+    result["duplicates"] = duplicates(spark, platform, log, rows)
     result["cutoff"] = cutoff
     result["micro_batches"] = len(batches)
     return result, late, batches, cutoff  # type: ignore[return-value]
+
+
+def duplicates(
+    spark: Any, platform: Platform, log: OracleLog, rows: list[progress.BatchProgress]
+) -> dict[str, int]:
+    """Re-sends in the log (the oracle's count) against what the serving lane dropped.
+
+    ``not_dropped``: re-sends the lane let through, counted twice (0 under the contract);
+    ``watermark_drops``: records a de-duplication watermark dropped unseen (0 unless
+    ``stream.dedup_horizon`` is set). Neither may differ from 0 without showing here.
+    """
+    in_log = len(log.events) - log.quarantined - len(log.unique)
+    dropped = sum(r.deduplicated for r in rows)
+    lane = find_lane(spark, platform.tables, platform.streaming_lane_name(spark))
+    metrics = (read_metrics(spark, lane) if lane else None) or {}
+    watermark = int(metrics.get("watermark_drops") or 0)
+    return {
+        "in_log": in_log,
+        "dropped_by_lane": dropped - watermark,
+        "not_dropped": in_log - (dropped - watermark),
+        "watermark_drops": watermark,
+    }
 
 
 def wait_caught_up(spark: Any, platform: Platform, timeout: float) -> bool:

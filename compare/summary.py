@@ -33,6 +33,18 @@ METRICS: list[tuple[str, str, bool, Callable[[dict], float | None]]] = [
             + _get(r, "correctness", "after_change", "unexplained")
         ),
     ),
+    (
+        "re-sends counted twice, end of live",
+        "events",
+        True,
+        lambda r: _get(r, "correctness", "end_of_live", "duplicates", "not_dropped"),
+    ),
+    (
+        "dropped by a watermark, end of live",
+        "events",
+        True,
+        lambda r: _get(r, "correctness", "end_of_live", "duplicates", "watermark_drops"),
+    ),
     ("rows != oracle, end of live", "rows", True, lambda r: _off(r, "end_of_live")),
     ("rows != oracle, after change", "rows", True, lambda r: _off(r, "after_change")),
     (

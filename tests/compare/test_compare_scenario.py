@@ -49,6 +49,9 @@ def test_compare_measures_every_family_and_the_verdict_follows_the_numbers(
             assert set(FAMILIES) <= set(run), run["design"]
             for phase in ("end_of_live", "after_change"):
                 assert run["correctness"][phase]["unexplained"] == 0, (run["design"], phase)
+            resends = run["correctness"]["end_of_live"]["duplicates"]
+            assert resends["in_log"] > 0, "the workload re-sends some events"
+            assert resends["not_dropped"] == 0 and resends["watermark_drops"] == 0, resends
             assert run["freshness"]["processing_time_s"] is not None
             assert run["cost"]["cpu_seconds"] > 0 and run["cost"]["peak_rss_mib"] > 0
         assert results["sustainable_rate"] == {
