@@ -22,7 +22,10 @@ Known GX 1.24 semantics worth remembering:
   precision (about 15 significant digits; e.g. cents up to ~10**13).
 * A compound-key duplicate counts every row of the duplicated group as unexpected.
 * Spark sums an empty (or all-null) column to NULL, which GX fails against any bound;
-  :func:`run_checks` treats that as a sum of 0, so ``column_sums={"x": 0}`` holds there.
+  :func:`run_checks` treats that as a sum of 0, so ``column_sums={"x": 0}`` holds there
+  (and reports it as 0, as GX's pandas engine does).
+* A frame of at most :data:`IN_MEMORY_ROWS` rows is checked by GX's pandas engine after
+  one Spark job collects it; the checks and the reports are the same.
 * A missing column or an unsummable type does not raise: it is reported as a failure
   whose details start with ``error:``.
 """
@@ -41,13 +44,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import great_expectations as gx
+    import pandas as pd
     from great_expectations.core.batch_definition import BatchDefinition
     from great_expectations.core.expectation_validation_result import (
         ExpectationSuiteValidationResult,
         ExpectationValidationResult,
     )
     from great_expectations.data_context import AbstractDataContext
-    from great_expectations.datasource.fluent import SparkDatasource
+    from great_expectations.datasource.fluent import PandasDatasource, SparkDatasource
     from great_expectations.expectations.expectation_configuration import (
         ExpectationConfiguration,
     )
@@ -69,6 +73,12 @@ BATCH_DEFINITION_NAME = "whole_dataframe"
 # extra Spark job per expectation, so samples are fetched only for expectations that failed.
 _RESULT_FORMAT: dict[str, Any] = {"result_format": "BASIC", "partial_unexpected_count": 0}
 _SAMPLE_RESULT_FORMAT: dict[str, Any] = {"result_format": "BASIC", "partial_unexpected_count": 5}
+
+#: A frame of at most this many rows is validated in memory: one Spark job collects it and
+#: GX's pandas engine checks it, where its Spark engine runs about one job per metric (a
+#: small batch run's views made some 90 jobs, most of its validation time). Larger
+#: frames are validated on Spark, where they are.
+IN_MEMORY_ROWS = 100_000
 
 # GX's execution engine keeps the "active batch" per data source, so validations through the
 # shared data source must not interleave.
@@ -269,9 +279,15 @@ def _datasource() -> SparkDatasource:
         return _context().data_sources.add_spark(name=DATASOURCE_NAME, persist=False)
 
 
-def _batch_definition(table: str) -> BatchDefinition:
+@functools.cache
+def _pandas_datasource() -> PandasDatasource:
+    """The context's one pandas data source, for frames small enough to check in memory."""
+    return _context().data_sources.add_pandas(name=f"{DATASOURCE_NAME}_in_memory")
+
+
+def _batch_definition(table: str, in_memory: bool) -> BatchDefinition:
     """The whole-DataFrame batch definition of ``table``'s asset, created on first use."""
-    datasource = _datasource()
+    datasource = _pandas_datasource() if in_memory else _datasource()
     with _LOCK:
         if any(asset.name == table for asset in datasource.assets):
             asset = datasource.get_asset(table)
@@ -283,9 +299,14 @@ def _batch_definition(table: str) -> BatchDefinition:
 
 
 def _validate(
-    df: DataFrame, table: str, suite: gx.ExpectationSuite, result_format: dict[str, Any]
+    df: DataFrame | pd.DataFrame,
+    table: str,
+    suite: gx.ExpectationSuite,
+    result_format: dict[str, Any],
 ) -> ExpectationSuiteValidationResult:
-    batch_definition = _batch_definition(table)
+    from pyspark.sql import DataFrame
+
+    batch_definition = _batch_definition(table, in_memory=not isinstance(df, DataFrame))
     with _LOCK:
         batch = batch_definition.get_batch(batch_parameters={"dataframe": df})
         return batch.validate(suite, result_format=result_format)
@@ -337,7 +358,10 @@ def _details(result: ExpectationValidationResult, checks: TableChecks) -> str:
     outcome = result.result or {}
     if config.type == "expect_column_sum_to_be_between":
         expected = checks.column_sums.get(kwargs["column"], kwargs.get("min_value"))
-        return f"observed sum {_fmt_number(outcome.get('observed_value'))}, expected {expected}"
+        observed = outcome.get("observed_value")  # Spark sums no values to NULL: that is 0
+        return (
+            f"observed sum {_fmt_number(0 if observed is None else observed)}, expected {expected}"
+        )
     if config.type == "expect_table_row_count_to_equal":
         return f"observed {outcome.get('observed_value')} rows, expected {kwargs['value']}"
     if "unexpected_count" in outcome:
@@ -345,7 +369,10 @@ def _details(result: ExpectationValidationResult, checks: TableChecks) -> str:
         percent = outcome.get("unexpected_percent")
         if percent is not None:
             text += f" ({percent:.2f}%)"
-        samples = [v for v in outcome.get("partial_unexpected_list") or () if v is not None]
+        # a null is no example (pandas reports it as NaN, which is not equal to itself)
+        samples = [
+            v for v in outcome.get("partial_unexpected_list") or () if v is not None and v == v
+        ]
         if samples:
             text += f", e.g. {', '.join(map(_fmt_value, samples))}"
         return text
@@ -386,7 +413,8 @@ def run_checks(df: DataFrame, checks: TableChecks) -> CheckReport:
     suite = build_suite(checks)
     if not suite.expectations:
         return CheckReport(table=checks.table, success=True, evaluated=0)
-    validation = _validate(df, checks.table, suite, _RESULT_FORMAT)
+    data = _in_memory(df)
+    validation = _validate(data, checks.table, suite, _RESULT_FORMAT)
     failed = [
         r for r in validation.results if not r.success and not _is_empty_sum_of_zero(r, checks)
     ]
@@ -400,7 +428,7 @@ def run_checks(df: DataFrame, checks: TableChecks) -> CheckReport:
         sample_suite = gx.ExpectationSuite(name=f"{checks.table}_samples")
         for r in resample:
             sample_suite.add_expectation(r.expectation_config.to_domain_obj())
-        sampled = _validate(df, checks.table, sample_suite, _SAMPLE_RESULT_FORMAT)
+        sampled = _validate(data, checks.table, sample_suite, _SAMPLE_RESULT_FORMAT)
         by_key = {_config_key(r.expectation_config): r for r in sampled.results}
         failed = [by_key.get(_config_key(r.expectation_config), r) for r in failed]
 
@@ -421,6 +449,15 @@ def run_checks(df: DataFrame, checks: TableChecks) -> CheckReport:
         evaluated=len(validation.results),
         failures=failures,
     )
+
+
+def _in_memory(df: DataFrame) -> DataFrame | pd.DataFrame:
+    """``df`` collected to pandas if it has at most :data:`IN_MEMORY_ROWS` rows, else itself.
+
+    One job either way: the limit stops reading once it has one row too many.
+    """
+    head = df.limit(IN_MEMORY_ROWS + 1).toPandas()
+    return head if len(head) <= IN_MEMORY_ROWS else df
 
 
 def require(reports: Iterable[CheckReport]) -> None:
