@@ -25,7 +25,8 @@ Known GX 1.24 semantics worth remembering:
   :func:`run_checks` treats that as a sum of 0, so ``column_sums={"x": 0}`` holds there
   (and reports it as 0, as GX's pandas engine does).
 * A frame of at most :data:`IN_MEMORY_ROWS` rows is checked by GX's pandas engine after
-  one Spark job collects it; the checks and the reports are the same.
+  one Spark job collects it (unless its spec sums a decimal column, which pandas-GX adds
+  as floats); the checks and the reports are the same.
 * A missing column or an unsummable type does not raise: it is reported as a failure
   whose details start with ``error:``.
 """
@@ -413,7 +414,7 @@ def run_checks(df: DataFrame, checks: TableChecks) -> CheckReport:
     suite = build_suite(checks)
     if not suite.expectations:
         return CheckReport(table=checks.table, success=True, evaluated=0)
-    data = _in_memory(df)
+    data = _in_memory(df, checks)
     validation = _validate(data, checks.table, suite, _RESULT_FORMAT)
     failed = [
         r for r in validation.results if not r.success and not _is_empty_sum_of_zero(r, checks)
@@ -451,11 +452,18 @@ def run_checks(df: DataFrame, checks: TableChecks) -> CheckReport:
     )
 
 
-def _in_memory(df: DataFrame) -> DataFrame | pd.DataFrame:
+def _in_memory(df: DataFrame, checks: TableChecks) -> DataFrame | pd.DataFrame:
     """``df`` collected to pandas if it has at most :data:`IN_MEMORY_ROWS` rows, else itself.
 
-    One job either way: the limit stops reading once it has one row too many.
+    One job either way: the limit stops reading once it has one row too many. A spec
+    that sums a decimal column stays on Spark: GX's pandas engine adds decimals as floats
+    (70,306.24 came out 70,306.2399...), where Spark adds them exactly.
     """
+    from pyspark.sql.types import DecimalType
+
+    types = {f.name: f.dataType for f in df.schema.fields}
+    if any(isinstance(types.get(c), DecimalType) for c in checks.column_sums):
+        return df
     head = df.limit(IN_MEMORY_ROWS + 1).toPandas()
     return head if len(head) <= IN_MEMORY_ROWS else df
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -265,10 +266,20 @@ def test_repeated_calls_reuse_assets_and_do_not_cache_data(spark, make_df) -> No
     ],
 )
 def test_spark_and_in_memory_checks_report_the_same(make_df, monkeypatch, rows) -> None:
-    in_memory = run_checks(make_df(rows), CHECKS)
+    checks = replace(CHECKS, column_sums={"qty": 6})  # a decimal sum stays on Spark
+    in_memory = run_checks(make_df(rows), checks)
     monkeypatch.setattr(checks_module, "IN_MEMORY_ROWS", -1)  # every frame on Spark
-    assert run_checks(make_df(rows), CHECKS) == in_memory
+    assert run_checks(make_df(rows), checks) == in_memory
     assert not in_memory.success
+
+
+def test_a_decimal_sum_over_many_rows_is_exact(make_df) -> None:
+    amounts = [Decimal(n * 7919 % 100_000) / 100 for n in range(3_000)]
+    rows = [(f"o{n}", 1, T0, "toys", a, 1) for n, a in enumerate(amounts)]
+    checks = TableChecks(table="order_lines", column_sums={"amount": sum(amounts)})
+    assert run_checks(make_df(rows), checks).success
+    wrong = TableChecks(table="order_lines", column_sums={"amount": sum(amounts) + Decimal("0.01")})
+    assert not run_checks(make_df(rows), wrong).success
 
 
 def test_null_at_least_tolerates_a_share_of_marked_rows(make_df) -> None:
