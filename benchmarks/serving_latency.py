@@ -190,7 +190,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"`python -m benchmarks.serving_latency`: {http['overall']['n']:,} point queries "
         f"(full key, one row each) against `lk serve` over HTTP on loopback, one at a time on "
         f"one keep-alive connection, round robin over the five views; workload "
-        f"{result['workload']['events']:,} events, one batch run.",
+        f"{result['workload']['events']:,} events, one batch run. Then `lk query` from the "
+        f"shell with `lk serve` running, and Spark per request (`lk query` with no server).",
         "",
         "| path | p50 ms | p95 ms | p99 ms | mean ms | max ms | queries |",
         "|---|---:|---:|---:|---:|---:|---:|",
@@ -219,7 +220,12 @@ def markdown(result: dict[str, Any]) -> str:
         f"first load of {sum(result['served_rows'].values()):,} rows).",
         f"Machine: {m['cpu_count']} CPUs ({m['cpu_model']}), Python {m['python']}, {m['java']}, "
         f"PySpark {m['pyspark']}, FastAPI {m['fastapi']}, uvicorn {m['uvicorn']}, "
-        f"load average at start {m['load_average_at_start']}, {m['date']}.",
+        f"load average at start {m['load_average_at_start']}, {m['date']}. Raw data: "
+        "[`serving_latency.json`](../benchmarks/results/serving_latency.json).",
+        "",
+        "**What limits it.** The API answers from memory, so its tail is the machine's load. "
+        "`lk query`'s time from the shell is mostly Python's start-up and importing the "
+        "typed configuration.",
         "",
     ]
     return "\n".join(lines)
