@@ -13,6 +13,7 @@ from event_log.contract import EventContract
 from event_log.decode import decode_events, event_schema, quarantined, valid_events
 from event_log.schema import SHOP
 from lake import quarantine
+from lake.insert import insert_new
 from lake.tables import Tables
 
 
@@ -50,7 +51,7 @@ def land(
     run_id: str,
     contract: EventContract = SHOP,
 ) -> Landing:
-    """Decode ``raw`` Kafka rows; MERGE new events into bronze, malformed ones to quarantine.
+    """Decode ``raw`` Kafka rows; insert new events into bronze, malformed ones to quarantine.
 
     Idempotent: reading the same offsets twice inserts nothing the second time.
     """
@@ -59,28 +60,9 @@ def land(
     try:
         events = first_copies(valid_events(decoded, contract), contract.id_field)
         events = events.withColumn("run_id", F.lit(run_id))
-        bronze = DeltaTable.forPath(spark, tables.bronze)
-        (
-            bronze.alias("b")
-            .merge(events.alias("n"), f"b.`{contract.id_field}` = n.`{contract.id_field}`")
-            .whenNotMatchedInsertAll()
-            .execute()
-        )
-        landed = _inserted_rows(bronze)
-        quarantine.insert_once(spark, tables, quarantined(decoded), "batch", run_id)
-        bad = _inserted_rows(DeltaTable.forPath(spark, tables.quarantine))
+        key = contract.id_field
+        landed = insert_new(spark, tables.bronze, events, f"t.`{key}` = n.`{key}`")
+        bad = quarantine.insert_once(spark, tables, quarantined(decoded), "batch", run_id)
     finally:
         decoded.unpersist()
     return Landing(landed=landed, quarantined=bad)
-
-
-def _inserted_rows(table: DeltaTable) -> int:
-    """Rows the newest MERGE inserted (streaming lanes may have appended since)."""
-    metrics = (
-        table.history(20)
-        .where(F.col("operation") == "MERGE")
-        .orderBy(F.col("version").desc())
-        .select("operationMetrics")
-        .first()
-    )
-    return int((metrics[0] or {}).get("numTargetRowsInserted", 0)) if metrics else 0

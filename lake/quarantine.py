@@ -12,6 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from lake import storage
+from lake.insert import insert_new
 from lake.tables import Tables
 
 QUARANTINE_SCHEMA = (
@@ -46,19 +47,14 @@ def quarantine_rows(rows: DataFrame, layer: str, run_id: str) -> DataFrame:
 
 def insert_once(
     spark: SparkSession, tables: Tables, rows: DataFrame, layer: str, run_id: str
-) -> None:
-    """Insert malformed records once per (layer, partition, offset): re-reads are no-ops."""
+) -> int:
+    """Insert malformed records once per (layer, partition, offset): re-reads are no-ops.
+
+    Returns how many were inserted.
+    """
     source = quarantine_rows(rows, layer, run_id)
-    (
-        DeltaTable.forPath(spark, tables.quarantine)
-        .alias("q")
-        .merge(
-            source.alias("n"),
-            "q.layer = n.layer AND q.partition = n.partition AND q.offset = n.offset",
-        )
-        .whenNotMatchedInsertAll()
-        .execute()
-    )
+    matches = "t.layer = n.layer AND t.partition = n.partition AND t.offset = n.offset"
+    return insert_new(spark, tables.quarantine, source, matches)
 
 
 def forget_quarantined(
