@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from config.errors import LkError
 from config.settings import Settings, format_duration
 from event_log.contract import EventContract
 from event_log.decode import decode_events
@@ -35,11 +36,11 @@ LOG_AWAY = "the log is out of reach"
 RECENT = 50  # micro-batches whose phase durations ``_metrics.json`` keeps (for medians)
 
 
-class EventsLostError(RuntimeError):
+class EventsLostError(LkError, RuntimeError):
     """Retention deleted events a lane had not read yet; the message names the lane and ranges."""
 
 
-class LaneFailedError(RuntimeError):
+class LaneFailedError(LkError, RuntimeError):
     """A lane's query failed; the message is why, without the query's plan that follows it.
 
     Spark's failure text is its reason (an exception, or the Python traceback from

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from config.errors import LkError
 from event_log.contract import EventContract
 from event_log.schema import SHOP
 from views.base import View
 
 
-class UnknownViewError(KeyError):
+class UnknownViewError(LkError, KeyError):
     """No view is registered under that name."""
 
 
-class DuplicateViewError(ValueError):
+class DuplicateViewError(LkError, ValueError):
     """Two views were registered under one name."""
 
 
