@@ -6,7 +6,7 @@ register into it the same way (:mod:`views.loader`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from config.errors import LkError
 from event_log.contract import EventContract
@@ -58,7 +58,7 @@ class ViewRegistry:
         """Registered names, in registration order."""
         return list(self._views)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[View]:
         return iter(self._views.values())
 
     def __len__(self) -> int:
