@@ -35,8 +35,10 @@ scenarios: setup
 chaos: setup
 	$(BIN)/lk chaos --runs 20
 
+# Style, the import contracts, and types over the core packages ([tool.mypy] in pyproject.toml;
+# CI runs the type check as tests/test_types.py).
 lint: setup
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports && $(BIN)/mypy
 
 bench: setup
 	$(BIN)/python -m benchmarks.producer_throughput

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -54,10 +55,11 @@ def bronze_events(spark: SparkSession, tables: Tables, cutoff: Mapping[int, int]
 
 def view_checks(view: View, events: DataFrame, ctx: ViewContext) -> TableChecks:
     """The quality checks of one presented batch view."""
-    sums: dict[str, object] = {}
+    sums: dict[str, int | Decimal] = {}
     if view.totals is not None:
         expected = view.totals(events, ctx.settings)
-        row = events.agg(*[expr.alias(name) for name, expr in expected.items()]).first()
+        # an aggregate over no grouping columns has exactly one row
+        [row] = events.agg(*[expr.alias(name) for name, expr in expected.items()]).collect()
         sums = {name: row[name] for name in expected if row[name] is not None}
     return TableChecks(
         table=view.name,

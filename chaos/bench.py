@@ -12,6 +12,7 @@ from uuid import uuid4
 
 from pyspark.sql import SparkSession
 
+from config.errors import LkError
 from config.settings import Settings, with_sections
 from event_log.topics import ensure_topics
 from lake.tables import Tables
@@ -26,7 +27,7 @@ STREAM = {
 }
 
 
-class ProduceFailedError(RuntimeError):
+class ProduceFailedError(LkError, RuntimeError):
     """The harness's own produce (not under a fault) lost records: the bench is broken."""
 
 

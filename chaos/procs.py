@@ -11,13 +11,14 @@ from pathlib import Path
 
 import yaml
 
+from config.errors import LkError
 from config.settings import Settings
 from infra import processes
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-class ChaosError(RuntimeError):
+class ChaosError(LkError, RuntimeError):
     """A scenario could not inject its fault or the platform did not recover; says which."""
 
 

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from config.errors import LkError
+
 
 @dataclass
 class Outcome:
@@ -90,8 +92,10 @@ def machine() -> dict[str, Any]:
     }
 
 
-class ResumeError(ValueError):
+class ResumeError(LkError, ValueError):
     """``lk chaos --resume`` found results of another pass (seed, runs or workload size)."""
+
+    exit_code = 2
 
 
 def resumed(out: Path, *, seed: int, runs: int, events: int) -> list[Outcome]:

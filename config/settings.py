@@ -30,6 +30,8 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from config.errors import LkError
+
 Mode = Literal["lambda", "kappa"]
 
 
@@ -70,8 +72,11 @@ Duration = Annotated[
 ]
 
 
-class ConfigError(ValueError):
+class ConfigError(LkError, ValueError):
     """The configuration is invalid; the message names the offending field."""
+
+    exit_code = 2
+    label = "config error"
 
 
 class _Section(BaseModel):

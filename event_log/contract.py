@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from config.errors import LkError
+
 #: Columns every decoded event carries besides its own fields, and the lanes' own columns.
 RESERVED = frozenset(
     {"partition", "offset", "kafka_timestamp", "key", "value", "reason", "late_for", "batch_id",
@@ -51,8 +53,11 @@ _DECIMAL = re.compile(r"^DECIMAL\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
 _REASON = re.compile(r"^[a-z][a-z0-9_:]*$")
 
 
-class ContractError(ValueError):
+class ContractError(LkError, ValueError):
     """The event contract is invalid; the message names where it came from and the problem."""
+
+    exit_code = 2
+    label = "config error"
 
 
 @dataclass(frozen=True)

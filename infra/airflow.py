@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from config.errors import LkError
 from config.settings import Settings, config_path
 from infra import processes
 
@@ -45,7 +46,7 @@ STOP_TIMEOUT_S = 30.0
 _HEALTH_KEYS = ("metadatabase", "scheduler", "triggerer", "dag_processor")
 
 
-class AirflowError(RuntimeError):
+class AirflowError(LkError, RuntimeError):
     """Airflow could not be started, reached or stopped; the message says why."""
 
 

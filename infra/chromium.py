@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from config.errors import LkError
 from infra.processes import stop_group
 
 FLAGS = [
@@ -37,7 +38,7 @@ FLAGS = [
 ]
 
 
-class ChromiumError(RuntimeError):
+class ChromiumError(LkError, RuntimeError):
     """Chromium is missing, did not start, or refused a DevTools command."""
 
 

@@ -8,14 +8,18 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from config.errors import LkError
 from config.settings import Settings
 
 POMS = Path(__file__).parent / "maven"
 _VERSIONED = re.compile(r"^(?P<artifact>.+?)-\d[\w.\-]*\.jar$")
 
 
-class MissingJarsError(RuntimeError):
+class MissingJarsError(LkError, RuntimeError):
     """The jar cache is empty: ``lk infra fetch`` has not run on this machine."""
+
+    exit_code = 2
+    label = "set-up missing"
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from typing import Any
 from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
 
+from config.errors import LkError
 from config.settings import Settings
 from infra import processes
 from infra.jars import kafka_classpath
@@ -45,7 +46,7 @@ STOP_TIMEOUT_S = 30.0
 _TOPIC_CONFIGS = ("retention.ms", "cleanup.policy")
 
 
-class BrokerError(RuntimeError):
+class BrokerError(LkError, RuntimeError):
     """The broker could not be started, reached or stopped; the message says why."""
 
 

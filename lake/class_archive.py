@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from config.settings import Settings
+from lake.jvm import jvm
 from lake.spark import archive_path, build_session
 
 BUILD_TIMEOUT_S = 900
@@ -103,7 +104,7 @@ def _workload(out: str, scratch: Path) -> None:
     # A JVM dumps its archive only on a normal exit, which PySpark never asks for; the
     # gateway dies with the JVM, so the call itself fails, as intended.
     with contextlib.suppress(Exception):
-        spark._jvm.System.exit(0)
+        jvm(spark).System.exit(0)
 
 
 if __name__ == "__main__":

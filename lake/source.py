@@ -8,11 +8,13 @@ from datetime import datetime
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from config.errors import LkError
+
 PART = "part"
 """The partition column of a table that holds several kinds of rows (a lane's log)."""
 
 
-class ViewNotReadyError(RuntimeError):
+class ViewNotReadyError(LkError, RuntimeError):
     """Nothing has computed this view yet (no batch run, no streaming state)."""
 
 

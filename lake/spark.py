@@ -20,6 +20,7 @@ from pyspark.sql import SparkSession
 
 from config.settings import Settings
 from infra.jars import spark_jars
+from lake.jvm import jvm
 
 # Python-side timestamps (``collect()``, ``toPandas()``) follow the process time zone;
 # the platform is UTC end to end.
@@ -164,5 +165,5 @@ def codegen_compilations(spark: SparkSession) -> int:
     A plan whose generated source was compiled before is served from the code cache and
     does not count: the number shows whether micro-batches reuse their code.
     """
-    metrics = getattr(spark.sparkContext._jvm.org.apache.spark.metrics.source, "CodegenMetrics$")
+    metrics = getattr(jvm(spark).org.apache.spark.metrics.source, "CodegenMetrics$")
     return getattr(metrics, "MODULE$").METRIC_COMPILATION_TIME().getCount()

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from pyspark.sql import SparkSession
 
+from lake.jvm import jvm
+
 _COMMIT = re.compile(r"^(\d{20})\.json$")
 
 
-def _fs_path(spark: SparkSession, uri: str):
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(uri)
+def _fs_path(spark: SparkSession, uri: str) -> tuple[Any, Any]:
+    """The Hadoop ``FileSystem`` that holds ``uri`` and its ``Path`` (py4j objects)."""
+    path = jvm(spark).org.apache.hadoop.fs.Path(uri)
     return path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), path
 
 
@@ -39,9 +42,8 @@ def read_text(spark: SparkSession, uri: str) -> str:
     fs, path = _fs_path(spark, uri)
     stream = fs.open(path)
     try:
-        reader = spark.sparkContext._jvm.java.io.BufferedReader(
-            spark.sparkContext._jvm.java.io.InputStreamReader(stream, "UTF-8")
-        )
+        java = jvm(spark).java
+        reader = java.io.BufferedReader(java.io.InputStreamReader(stream, "UTF-8"))
         lines = []
         while (line := reader.readLine()) is not None:
             lines.append(line)

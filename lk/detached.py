@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from config.errors import LkError
 from config.settings import Settings
 from infra import processes
 
@@ -27,7 +28,7 @@ SPEED_PROCESS = "speed"  # the long-running ``lk speed``
 SERVE_PROCESS = "serve"  # ``lk serve``: ``lk query`` asks it instead of starting Spark
 
 
-class AlreadyRunningError(RuntimeError):
+class AlreadyRunningError(LkError, RuntimeError):
     """A process of that name runs already (its PID is in the message)."""
 
 

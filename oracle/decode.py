@@ -9,6 +9,7 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
+from config.errors import LkError
 from oracle.records import Event, Quarantined, RawRecord
 
 EVENT_TYPES = frozenset({"page_view", "add_to_cart", "remove_from_cart", "purchase"})
@@ -23,7 +24,7 @@ _DECIMAL_CONTEXT = Context(prec=60, rounding=ROUND_HALF_UP)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-class _NotJson(ValueError):
+class _NotJson(LkError, ValueError):
     """Raised for tokens that are not JSON (``NaN``, ``Infinity``)."""
 
 

@@ -43,6 +43,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from config.errors import LkError
+
 if TYPE_CHECKING:
     import great_expectations as gx
     import pandas as pd
@@ -130,12 +132,14 @@ class CheckReport:
         return "\n".join(f"{self.table}: {failure.describe()}" for failure in self.failures)
 
 
-class QualityError(RuntimeError):
+class QualityError(LkError, RuntimeError):
     """Raised by :func:`require` when at least one table failed its checks.
 
     Attributes:
         reports: The failed reports (passing ones are left out).
     """
+
+    label = "quality checks failed; what serves stays as it was"
 
     def __init__(self, reports: Iterable[CheckReport]) -> None:
         self.reports: list[CheckReport] = list(reports)

@@ -102,7 +102,7 @@ def _documented(model: type[BaseModel] | Any, description: str) -> dict[str, Any
     return {"model": model, "description": description}
 
 
-_REFUSED = {
+_REFUSED: dict[int | str, dict[str, Any]] = {
     400: _documented(Problem, "an unknown column, or a value not of the column's type"),
     404: _documented(Problem, "no view of that name"),
     503: _documented(Problem, "the view is not loaded yet, or is being reloaded"),
@@ -226,7 +226,7 @@ def create_app(refresher: Refresher) -> FastAPI:
     async def health() -> Response:
         """Readiness, mode, serving source and the served version of every view."""
         state = refresher.state
-        body = {
+        body: dict[str, Any] = {
             "status": "ok" if state.ready else "not_ready",
             "mode": state.mode,
             "source": state.source,

@@ -12,8 +12,10 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from config.errors import LkError
 
-class ServerError(RuntimeError):
+
+class ServerError(LkError, RuntimeError):
     """The server answered with an error (unknown view, bad filter): its message."""
 
 

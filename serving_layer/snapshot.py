@@ -33,10 +33,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from config.errors import LkError
 from lake.source import StateTable
 
 
-class FilterValueError(ValueError):
+class FilterValueError(LkError, ValueError):
     """A filter value cannot be read as its column's type."""
 
 

@@ -33,6 +33,7 @@ from functools import reduce
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from lake import storage
 from lake.source import PART, StateTable
@@ -80,7 +81,10 @@ def _has(frame: DataFrame, column: str) -> bool:
     top, _, field = column.partition(".")
     if top not in frame.columns:
         return False
-    return not field or field in frame.schema[top].dataType.fieldNames()
+    if not field:
+        return True
+    struct = frame.schema[top].dataType
+    return isinstance(struct, StructType) and field in struct.fieldNames()
 
 
 def commit(

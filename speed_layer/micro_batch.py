@@ -498,12 +498,12 @@ class MicroBatchProcessor:
             pieces: list[DataFrame] = []
             for view in self.registry:
                 table = lane_log.state_table(self.lane, epoch.id, view.name)
-                parts.append(table.part)
+                parts.append(lane_log.state_part(epoch.id, view.name))
                 pieces.append(
                     lane_log.state_rows(epoch.id, view.name, view.merge(table.read(self.spark)))
                 )
             lane_log.replace(self.spark, self.lane, parts, pieces)
-        if prune:
+        if prune and clock is not None:  # prune implies a clock; this narrows it
             since = F.lit(clock - self._keep_back())
             old = self._prunable(epoch, since, prefix=f"{lane_log.RETAINED}.")
             lane_log.delete(self.spark, self.lane, lane_log.RETAINED, old)
@@ -593,7 +593,7 @@ def parameters(
     the same from one micro-batch to the next (see the module docstring and
     :mod:`lake.inline`); broadcasting it runs no job.
     """
-    columns = {"batch_id": (int(batch_id), "bigint")}
+    columns: dict[str, tuple[object, str]] = {"batch_id": (int(batch_id), "bigint")}
     columns |= {watermark_column(name): (w, "timestamp") for name, w in watermarks.items()}
     return one_row(spark, columns)
 

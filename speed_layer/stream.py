@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from config.errors import LkError
 from config.settings import Settings, format_duration
 from event_log.contract import EventContract
 from event_log.decode import decode_events
@@ -35,11 +36,11 @@ LOG_AWAY = "the log is out of reach"
 RECENT = 50  # micro-batches whose phase durations ``_metrics.json`` keeps (for medians)
 
 
-class EventsLostError(RuntimeError):
+class EventsLostError(LkError, RuntimeError):
     """Retention deleted events a lane had not read yet; the message names the lane and ranges."""
 
 
-class LaneFailedError(RuntimeError):
+class LaneFailedError(LkError, RuntimeError):
     """A lane's query failed; the message is why, without the query's plan that follows it.
 
     Spark's failure text is its reason (an exception, or the Python traceback from
@@ -148,7 +149,7 @@ def start_lane(
     is copied into the query's own session at start, so it is restored at once.
     """
     key = "spark.sql.streaming.noDataMicroBatches.enabled"
-    before = spark.conf.get(key, "true")
+    before = spark.conf.get(key, "true") or "true"  # (typed str | None despite the default)
     interval = "0 seconds" if catching_up else settings.stream.trigger_interval
     if catching_up:
         spark.conf.set(key, "false")
@@ -343,7 +344,10 @@ def _await_progress(query: StreamingQuery, batch_id: int | None, timeout_s: floa
     deadline = time.monotonic() + timeout_s
     while batch_id is not None and time.monotonic() < deadline:
         last = query.lastProgress
-        if (last and last.get("batchId", -1) >= batch_id) or query.awaitTermination(0.1):
+        # pyspark takes float seconds (it checks int or float); its hint says int
+        if (last and last.get("batchId", -1) >= batch_id) or query.awaitTermination(
+            0.1  # type: ignore[arg-type]
+        ):
             return
 
 
@@ -413,7 +417,7 @@ def run_lane(
             processor.follow_epoch()
             query = start_lane(spark, settings, lane, processor, catching_up=until_caught_up)
             while query.isActive:
-                query.awaitTermination(poll_s)
+                query.awaitTermination(poll_s)  # type: ignore[arg-type]  # float s, as above
                 processor.follow_epoch()
                 tally.record(query, processor.timings)
                 if until_caught_up and caught_up(spark, lane, target):

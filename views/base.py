@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from pyspark.sql import Column, DataFrame
 
@@ -84,7 +85,7 @@ class View:
     merge_rule: str
     present: Present = drop_internal
     order_by: tuple[str, ...] = ()
-    context_lookback: Callable[[ViewSettings], object] | None = None
+    context_lookback: Callable[[ViewSettings], timedelta] | None = None
     partners: Partners | None = None
     non_negative: tuple[str, ...] = ()
     totals: Totals | None = None

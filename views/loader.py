@@ -24,6 +24,7 @@ from types import ModuleType
 
 from pyspark.sql import SparkSession
 
+from config.errors import LkError
 from config.settings import Settings
 from event_log.contract import ContractError, EventContract
 from views.base import View, ViewContext
@@ -32,8 +33,11 @@ from views.registry import BUILT_IN, DuplicateViewError, ViewRegistry, defined_i
 BUILT_IN_MODULE = "views.builtin"
 
 
-class ViewModuleError(ValueError):
+class ViewModuleError(LkError, ValueError):
     """A view module failed to load or a view in it is unusable; names module and problem."""
+
+    exit_code = 2
+    label = "config error"
 
 
 def _is_file(module: str) -> bool:

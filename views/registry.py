@@ -6,18 +6,19 @@ register into it the same way (:mod:`views.loader`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
+from config.errors import LkError
 from event_log.contract import EventContract
 from event_log.schema import SHOP
 from views.base import View
 
 
-class UnknownViewError(KeyError):
+class UnknownViewError(LkError, KeyError):
     """No view is registered under that name."""
 
 
-class DuplicateViewError(ValueError):
+class DuplicateViewError(LkError, ValueError):
     """Two views were registered under one name."""
 
 
@@ -57,7 +58,7 @@ class ViewRegistry:
         """Registered names, in registration order."""
         return list(self._views)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[View]:
         return iter(self._views.values())
 
     def __len__(self) -> int:

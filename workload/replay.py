@@ -29,6 +29,7 @@ from typing import Any
 
 import orjson
 
+from config.errors import LkError
 from event_log.contract import INTEGRAL, EventContract, Field
 from workload.ahead import iterate_ahead
 from workload.generator import Record
@@ -44,8 +45,10 @@ _SPARK_TOKENS = [
 ]  # fmt: skip
 
 
-class ReplayError(ValueError):
+class ReplayError(LkError, ValueError):
     """The file cannot be replayed (unknown format, a column the contract needs is absent)."""
+
+    exit_code = 2
 
 
 def strptime_format(pattern: str) -> str:

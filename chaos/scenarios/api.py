@@ -2,8 +2,12 @@
 
 Unknown views and columns, values of the wrong type, a column given twice, huge and
 negative limits: each must get a 4xx with a reason, never a 5xx. Good queries (point
-lookups on values the API itself served) must stay under 50 ms at p99, and the
-server's resident memory must stay flat from the first fifth of the load to the end.
+lookups on values the API itself served) must get a 200, and the server's resident
+memory must stay flat from the first fifth of the load to the end.
+
+The good queries' p99 is noted as a figure, not judged: on a loaded machine it says
+more about the machine than the API. The latency target belongs to a benchmark
+(``benchmarks/serving_latency.py``), measured on a quiet one.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from infra.local import free_ports
 from measure.stats import percentile
 
 NAME = "api_bad_queries"
-P99_BUDGET_MS = 50.0
 MEMORY_SLACK_BYTES = 24 * 2**20
 THREADS = 8
 
@@ -113,13 +116,15 @@ def run(bench: Bench, seed: int, requests: int = 3_000) -> Outcome:
         (s, u) for ok, s, _, u in results if not ok and s < 400 and "limit=1000" not in u
     ]
     grew = rss_end - rss_warm
+    unmeasured = not (rss_warm and rss_end)  # an unread RSS must not pass for a flat one
     outcome.faults = sum(not ok for ok, *_ in results)
     outcome.unexplained = len(five) + len(wrong_good) + len(accepted_bad)
-    outcome.unexplained += (p99 >= P99_BUDGET_MS) + (grew > MEMORY_SLACK_BYTES)
+    outcome.unexplained += (grew > MEMORY_SLACK_BYTES) + unmeasured
     outcome.notes.append(
         f"{len(results)} requests ({outcome.faults} bad) from {THREADS} threads: "
-        f"{len(five)} 5xx, good p99 {p99:.1f} ms (budget {P99_BUDGET_MS:.0f}), "
-        f"RSS {rss_warm / 2**20:.1f} -> {rss_end / 2**20:.1f} MiB"
+        f"{len(five)} 5xx, {len(wrong_good)} good not 200, {len(accepted_bad)} bad accepted, "
+        f"RSS {rss_warm / 2**20:.1f} -> {rss_end / 2**20:.1f} MiB "
+        f"(slack {MEMORY_SLACK_BYTES / 2**20:.0f}); good p99 {p99:.1f} ms (a figure)"
     )
     for status, url in (five + wrong_good + accepted_bad)[:5]:
         outcome.notes.append(f"{status} for {url[:120]}")

@@ -243,7 +243,7 @@ def reprocess(
 
     def report(metrics: dict) -> None:
         if on_progress:
-            ends = next(iter((metrics.get("end_offsets") or {}).values()), {})
+            ends: dict[str, int] = next(iter((metrics.get("end_offsets") or {}).values()), {})
             on_progress(sum(int(o) for o in ends.values()), total)
 
     replay_version(spark, settings, lane, registry, target, on_progress=report)

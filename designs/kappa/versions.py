@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from config.errors import LkError
 from config.settings import Settings, ViewSettings
 from lake import storage
 from lake.inline import row_of
@@ -30,7 +31,7 @@ EPOCH = "kappa"
 _VERSION = re.compile(r"^v(\d+)$")
 
 
-class KappaError(RuntimeError):
+class KappaError(LkError, RuntimeError):
     """A Kappa operation that cannot be done (nothing to roll back to, drop the live one...)."""
 
 

@@ -38,11 +38,12 @@ def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -
     run = runs.latest_published(spark, tables)
     lane = find_lane(spark, tables, LAMBDA_LANE)
     last = progress.latest(spark, lane) if lane is not None else None
-    serve_lane = last is not None and (
-        run is None or last.epoch == run.run_id or not _covers(run.cutoff, last.end_offsets)
-    )
     watched = watched_tables(tables)
-    if serve_lane:
+    if (
+        lane is not None
+        and last is not None
+        and (run is None or last.epoch == run.run_id or not _covers(run.cutoff, last.end_offsets))
+    ):  # the lane serves
         if last.epoch == (run.run_id if run is not None else INITIAL):
             # settled: the lane moves onto another epoch only after a new run is published
             watched = (tables.batch_runs,)

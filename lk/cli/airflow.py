@@ -10,7 +10,7 @@ from rich.table import Table
 
 from infra import airflow
 from lk.cli import common
-from lk.cli.common import console, failures_as_exit
+from lk.cli.common import console
 
 app = typer.Typer(help="Run the local Airflow 3 that schedules the DAGs.", no_args_is_help=True)
 
@@ -40,9 +40,8 @@ def _print_status(status: airflow.AirflowStatus) -> None:
 def up() -> None:
     """Start the API server, scheduler, DAG processor and triggerer; wait until healthy."""
     settings = common.infra_settings()
-    with failures_as_exit(airflow.AirflowError):
-        current = airflow.up(settings)
-        user, password = airflow.credentials(settings)
+    current = airflow.up(settings)
+    user, password = airflow.credentials(settings)
     _print_status(current)
     console.print(
         f"UI: [bold]{current.url}[/bold]  login [bold]{user}[/bold] / [bold]{password}[/bold] "
@@ -55,8 +54,7 @@ def up() -> None:
 def down() -> None:
     """Stop every Airflow process `up` started (process groups, SIGTERM then SIGKILL)."""
     settings = common.infra_settings()
-    with failures_as_exit(airflow.AirflowError):
-        stopped = airflow.down(settings)
+    stopped = airflow.down(settings)
     console.print(f"stopped {len(stopped)} processes" if stopped else "Airflow was not running")
 
 
@@ -66,8 +64,7 @@ def status(
 ) -> None:
     """Show each Airflow process, the API's health view and the DAGs' last runs."""
     settings = common.infra_settings()
-    with failures_as_exit(airflow.AirflowError):
-        current = airflow.status(settings)
+    current = airflow.status(settings)
     if as_json:
         typer.echo(json.dumps(current.to_dict(), indent=2))
     else:

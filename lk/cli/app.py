@@ -9,6 +9,7 @@ from lk.cli import airflow, infra, kappa
 from lk.cli.batch import batch_command
 from lk.cli.chaos import chaos_command
 from lk.cli.check import check_command
+from lk.cli.common import Commands
 from lk.cli.compare import compare_command
 from lk.cli.produce import produce_command
 from lk.cli.query import query_command
@@ -22,6 +23,7 @@ app = typer.Typer(
     help="Lambda-vs-Kappa reference platform: Kafka log, Spark views, Delta tables.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    cls=Commands,  # the platform's errors become a message and an exit code there
 )
 app.add_typer(infra.app, name="infra")
 app.command("produce")(produce_command)
@@ -40,15 +42,11 @@ app.command("compare")(compare_command)
 
 
 def main() -> None:
-    """Console-script entry point; a missing set-up step or an absent broker is a message."""
-    from infra.jars import MissingJarsError
+    """Console-script entry point; an absent broker is a message (``Commands`` maps the rest)."""
     from lk.cli.common import err_console
 
     try:
         app()
-    except MissingJarsError as err:
-        err_console.print(f"[red]set-up missing:[/red] {err}")
-        raise SystemExit(2) from None
     except Exception as err:
         from event_log.kafka_source import log_unreachable
 

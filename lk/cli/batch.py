@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from lk.cli.common import console, err_console, platform, settings
+from lk.cli.common import console, platform, settings
 
 
 def batch_command(
@@ -19,7 +19,6 @@ def batch_command(
     """Recompute every view over the whole log up to a frozen cutoff and publish atomically."""
     from batch_layer.job import run_batch
     from lake.spark import build_session
-    from quality.checks import QualityError
 
     config = settings()
     registry = platform(config).registry
@@ -33,14 +32,9 @@ def batch_command(
         disable=as_json,
     ) as progress:
         task = progress.add_task("batch: recomputing views", total=len(registry))
-        try:
-            result = run_batch(
-                spark, config, registry, force=force, on_view=lambda name: progress.advance(task)
-            )
-        except QualityError as err:
-            err_console.print("[red]quality checks failed; the previous views stay published[/red]")
-            err_console.print(str(err))
-            raise typer.Exit(1) from None
+        result = run_batch(
+            spark, config, registry, force=force, on_view=lambda name: progress.advance(task)
+        )
     run = result.run
     if as_json:
         console.print_json(json.dumps({**run.as_dict(), "skipped": result.skipped}))

@@ -50,11 +50,7 @@ def chaos_command(
     if unknown:
         console.print(f"[red]unknown scenario(s) {unknown}; known: {list(scenarios())}[/red]")
         raise typer.Exit(2)
-    try:
-        earlier = results.resumed(out, seed=seed, runs=runs, events=events) if resume else []
-    except results.ResumeError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from error
+    earlier = results.resumed(out, seed=seed, runs=runs, events=events) if resume else []
     if earlier:
         console.print(f"resuming: {len(earlier)} scenario run(s) already in {out / 'chaos.json'}")
     shutil.rmtree(workdir, ignore_errors=True)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import click
 import typer
 from rich.console import Console
+from rich.markup import escape
+from typer.core import TyperGroup
 
-from config.settings import ConfigError, Settings, load_settings
+from config.errors import LkError
+from config.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from designs.platform import Platform
@@ -18,42 +22,55 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+def exit_for(error: LkError) -> typer.Exit:
+    """Print the platform's error as one red line (then its details) and say how to exit."""
+    err_console.print(f"[red]{error.label}:[/red] {escape(str(error))}")
+    return typer.Exit(error.exit_code)
+
+
+class Commands(TyperGroup):
+    """The ``lk`` group: the one place the platform's errors become exit codes.
+
+    Every command, sub-apps' too, runs inside this group's ``invoke``: an :class:`LkError`
+    exits with its code and message, no traceback; any other exception is a bug and
+    keeps its traceback.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; map the platform's errors."""
+        try:
+            return super().invoke(ctx)
+        except LkError as error:
+            raise exit_for(error) from None
+
+
 def settings() -> Settings:
-    """Load the configuration or exit with the offending field named."""
-    try:
-        return load_settings()
-    except ConfigError as err:
-        err_console.print(f"[red]config error:[/red] {err}")
-        raise typer.Exit(2) from None
+    """Load the configuration; a wrong field raises ``ConfigError`` (exit 2, field named)."""
+    return load_settings()
 
 
 def platform(config: Settings | None = None) -> Platform:
     """The platform the configuration builds.
 
-    A schema or view module that is wrong exits 2 with its name and the problem, before
-    any Spark session starts.
+    A schema or view module that is wrong raises (exit 2 with its name and the problem)
+    before any Spark session starts.
     """
-    from rich.markup import escape
-
     from designs.platform import build
-    from event_log.contract import ContractError
-    from views.loader import ViewModuleError
 
-    config = config or settings()
-    try:
-        return build(config)
-    except (ContractError, ViewModuleError) as err:
-        err_console.print(f"[red]config error:[/red] {escape(str(err))}")
-        raise typer.Exit(2) from None
+    return build(config or settings())
 
 
 @contextmanager
 def failures_as_exit(*errors: type[BaseException]) -> Iterator[None]:
-    """Turn the expected errors of a command into a red message and exit code 1."""
+    """Turn a library's errors a user can act on into a red message and exit code 1.
+
+    Only for other packages' exceptions (a failed subprocess, Kafka's client); the
+    platform's own derive from :class:`LkError` and need no wrapping.
+    """
     try:
         yield
     except errors as err:
-        err_console.print(f"[red]error:[/red] {err}")
+        err_console.print(f"[red]error:[/red] {escape(str(err))}")
         raise typer.Exit(1) from None
 
 

@@ -19,21 +19,15 @@ app = typer.Typer(help="Fetch jars and run the local Kafka broker.", no_args_is_
 
 
 def _expected() -> tuple[type[BaseException], ...]:
-    """The errors a user can act on: printed in red, exit code 1, no traceback.
+    """Other packages' errors a user can act on: printed in red, exit code 1, no traceback.
 
+    (The platform's own, ``BrokerError`` and ``MissingJarsError``, are ``LkError``s.)
     Imported here, not at the top: every ``lk`` command imports this module, and the
     Kafka client alone takes a noticeable part of a second to import.
     """
     from kafka.errors import KafkaError
 
-    from infra import jars, kafka_broker
-
-    return (
-        kafka_broker.BrokerError,
-        jars.MissingJarsError,
-        subprocess.CalledProcessError,
-        KafkaError,
-    )
+    return (subprocess.CalledProcessError, KafkaError)
 
 
 def _print_status(status: BrokerStatus) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from lk.cli.common import console, err_console, failures_as_exit, platform, settings
+from lk.cli.common import console, err_console, platform, settings
 
 app = typer.Typer(help="Kappa versions: reprocess, rollback, drop.", no_args_is_help=True)
 
@@ -16,22 +16,19 @@ app = typer.Typer(help="Kappa versions: reprocess, rollback, drop.", no_args_is_
 @app.command()
 def reprocess() -> None:
     """Replay the whole retained log into version n+1, then switch readers to it."""
-    from designs.kappa.reprocess import KappaError, reprocess
+    from designs.kappa.reprocess import reprocess
     from lake.spark import build_session
 
     config = settings()
     registry = platform(config).registry
     spark = build_session(config, app_name="lk-kappa")
-    with (
-        Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress,
-        failures_as_exit(KappaError),
-    ):
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
         task = progress.add_task("replaying offsets", total=None)
         result = reprocess(
             spark,
@@ -57,7 +54,7 @@ def build(version: Annotated[int, typer.Argument(help="The version to replay int
     The step the ``kappa_reprocess`` DAG runs detached while its sensor waits; the DAG
     then validates the version and switches readers itself.
     """
-    from designs.kappa.reprocess import KappaError, replay_version
+    from designs.kappa.reprocess import replay_version
     from designs.kappa.versions import existing_versions, open_version
     from event_log.topics import end_offsets
     from lake.spark import build_session
@@ -70,31 +67,32 @@ def build(version: Annotated[int, typer.Argument(help="The version to replay int
         err_console.print(f"[red]error:[/red] v{version} does not exist")
         raise typer.Exit(1)
     lane = open_version(spark, config, version)
-    with failures_as_exit(KappaError):
-        target = end_offsets(config, config.kafka.events_topic)
-        run = replay_version(spark, config, lane, registry, target)
+    target = end_offsets(config, config.kafka.events_topic)
+    run = replay_version(spark, config, lane, registry, target)
     console.print(f"v{version}: {run.input_rows:,} rows in {run.seconds:.1f} s")
 
 
 @app.command()
 def rollback() -> None:
     """Point readers back to the previous version."""
-    from designs.kappa.reprocess import KappaError, rollback
+    from designs.kappa.reprocess import rollback
     from lake.spark import build_session
 
     config = settings()
-    with failures_as_exit(KappaError):
-        version = rollback(build_session(config, app_name="lk-kappa"), config)
+    version = rollback(build_session(config, app_name="lk-kappa"), config)
     console.print(f"v{version} serves now")
 
 
 @app.command()
 def drop(version: Annotated[str, typer.Argument(help="The version to delete, e.g. v1.")]) -> None:
     """Delete a version that no longer serves."""
-    from designs.kappa.reprocess import KappaError, drop
+    from designs.kappa.reprocess import drop
     from lake.spark import build_session
 
+    try:
+        number = int(version.lstrip("v"))
+    except ValueError:
+        raise typer.BadParameter(f"expected vN or N, got {version!r}") from None
     config = settings()
-    with failures_as_exit(KappaError, ValueError):
-        drop(build_session(config, app_name="lk-kappa"), config, int(version.lstrip("v")))
+    drop(build_session(config, app_name="lk-kappa"), config, number)
     console.print(f"{version} dropped")

@@ -62,11 +62,7 @@ def _from_server(
     if detached.running(config, detached.SERVE_PROCESS) is None:
         return None
     url = f"http://{config.serving.host}:{config.serving.port}"
-    try:
-        rows = client.read_rows(url, view, equal, limit)
-    except client.ServerError as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(1) from None
+    rows = client.read_rows(url, view, equal, limit)  # a ServerError says what the server said
     if rows is None:
         err_console.print("[dim]lk serve has not loaded this view yet; reading with Spark[/dim]")
         return None
@@ -80,18 +76,12 @@ def _from_spark(
     """The rows read by a Spark session of this process, labelled final or provisional."""
     from pyspark.sql import functions as F
 
-    from lake.source import ViewNotReadyError
     from lake.spark import build_session
     from serving_layer.snapshot import to_json_value
-    from views.registry import UnknownViewError
 
     built = platform(config)
     spark = build_session(config, app_name="lk-query")
-    try:
-        frame = built.read(spark, view, with_status=True)
-    except (UnknownViewError, ViewNotReadyError) as err:
-        err_console.print(f"[red]error:[/red] {err}")
-        raise typer.Exit(1) from None
+    frame = built.read(spark, view, with_status=True)
     for column, value in equal.items():
         frame = frame.where(F.col(column) == F.lit(value))
     if where:

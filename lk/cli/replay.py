@@ -54,7 +54,6 @@ def replay_command(
     from rich.table import Table
 
     from event_log.configured import load_contract
-    from event_log.contract import ContractError
     from workload.producer import produce
     from workload.replay import ReplayError, ReplayStats, replay_records
 
@@ -64,43 +63,41 @@ def replay_command(
         )
         raise typer.Exit(2)
     config = settings()
-    try:
-        contract = load_contract(config.events)
-        renames = {}
-        if time_column:
-            renames[time_column] = contract.time_field
-        if id_column:
-            renames[id_column] = contract.id_field
-        if key_column:
-            if key_column not in contract.names:
-                raise ContractError(f"--key-column {key_column!r} is not a field of the events")
-            contract = replace(contract, key_field=key_column)
-        if not file.is_file():
-            raise ReplayError(f"{file}: no such file")
-        stats = ReplayStats()
-        records = replay_records(
-            file,
-            contract,
-            stats,
-            fmt=fmt,
-            keep_file_order=keep_file_order,
-            speedup=speedup,
-            run_rows=run_rows,
-            renames=renames,
-        )
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            TextColumn("{task.completed:,.0f} rows"),
-            TimeElapsedColumn(),
-            console=err_console,
-            disable=as_json,
-        ) as progress:
-            task = progress.add_task(f"replaying {file.name}", total=None)
-            report = produce(config, records, on_progress=lambda n: progress.advance(task, n))
-    except (ContractError, ReplayError) as err:
-        err_console.print(f"[red]error:[/red] {escape(str(err))}")
-        raise typer.Exit(2) from None
+    contract = load_contract(config.events)
+    renames = {}
+    if time_column:
+        renames[time_column] = contract.time_field
+    if id_column:
+        renames[id_column] = contract.id_field
+    if key_column:
+        if key_column not in contract.names:
+            raise typer.BadParameter(
+                f"{key_column!r} is not a field of the events", param_hint="--key-column"
+            )
+        contract = replace(contract, key_field=key_column)
+    if not file.is_file():
+        raise ReplayError(f"{file}: no such file")
+    stats = ReplayStats()
+    records = replay_records(
+        file,
+        contract,
+        stats,
+        fmt=fmt,
+        keep_file_order=keep_file_order,
+        speedup=speedup,
+        run_rows=run_rows,
+        renames=renames,
+    )
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TextColumn("{task.completed:,.0f} rows"),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=as_json,
+    ) as progress:
+        task = progress.add_task(f"replaying {file.name}", total=None)
+        report = produce(config, records, on_progress=lambda n: progress.advance(task, n))
     summary = {
         "file": str(file),
         "order": "file" if keep_file_order else "event time",

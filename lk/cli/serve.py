@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from config.settings import Settings
-from lk.cli.common import console, err_console, failures_as_exit, platform, settings
+from lk.cli.common import console, err_console, platform, settings
 
 
 def serve_command(
@@ -50,8 +50,7 @@ def serve_command(
                 args += [flag, str(value)]
         if refresh_interval is not None:
             args += ["--refresh-interval", str(refresh_interval)]
-        with failures_as_exit(detached.AlreadyRunningError):
-            pid = detached.start(config, detached.SERVE_PROCESS, args)
+        pid = detached.start(config, detached.SERVE_PROCESS, args)
         _wait_until_ready(config, host, port, pid)
         return
     import uvicorn
@@ -60,10 +59,7 @@ def serve_command(
 
     host = host or config.serving.host
     port = port or config.serving.port
-    with (
-        failures_as_exit(detached.AlreadyRunningError),
-        detached.claim(config, detached.SERVE_PROCESS),
-    ):
+    with detached.claim(config, detached.SERVE_PROCESS):
         app = create_app(platform(config).refresher(interval=refresh_interval))
         console.print(
             f"serving {config.mode} views on http://{host}:{port} "

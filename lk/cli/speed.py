@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from lk.cli.common import console, failures_as_exit, platform, settings
+from lk.cli.common import console, platform, settings
 
 
 def speed_command(
@@ -19,7 +19,6 @@ def speed_command(
     """Run the streaming job: the Lambda speed layer, or the serving Kappa version."""
     from contextlib import ExitStack
 
-    from lake.source import ViewNotReadyError
     from lake.spark import build_session
     from lk import detached
 
@@ -33,14 +32,7 @@ def speed_command(
             f"{metrics['processed_rows_per_second'] or 0:.0f} rows/s"
         )
 
-    from speed_layer.stream import EventsLostError, LaneFailedError
-
-    with (
-        ExitStack() as stack,
-        failures_as_exit(
-            detached.AlreadyRunningError, ViewNotReadyError, EventsLostError, LaneFailedError
-        ),
-    ):
+    with ExitStack() as stack:
         if not until_caught_up:
             # The long-running job holds a PID file: the Airflow watchdog checks it, and a
             # second `lk speed` on the same lane is refused instead of racing the first.
