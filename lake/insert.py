@@ -28,7 +28,7 @@ def insert_new(spark: SparkSession, path: str, rows: DataFrame, matches: str) ->
     """
     table = DeltaTable.forPath(spark, path)
     before = delta_version(spark, path)
-    if table.detail().select("numFiles").first()[0] == 0:
+    if table.detail().select("numFiles").collect()[0][0] == 0:
         rows.write.format("delta").mode("append").save(path)
     else:
         table.alias("t").merge(rows.alias("n"), matches).whenNotMatchedInsertAll().execute()

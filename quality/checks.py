@@ -234,8 +234,9 @@ def build_suite(checks: TableChecks) -> gx.ExpectationSuite:
     for column in checks.non_negative:
         suite.add_expectation(expect.ExpectColumnValuesToBeBetween(column=column, min_value=0))
     for column, expected in checks.column_sums.items():
+        bound = float(expected)  # GX types its bounds as floats and compares sums so
         suite.add_expectation(
-            expect.ExpectColumnSumToBeBetween(column=column, min_value=expected, max_value=expected)
+            expect.ExpectColumnSumToBeBetween(column=column, min_value=bound, max_value=bound)
         )
     if checks.row_count is not None:
         suite.add_expectation(expect.ExpectTableRowCountToEqual(value=checks.row_count))
@@ -317,6 +318,14 @@ def _validate(
         return batch.validate(suite, result_format=result_format)
 
 
+def _config(result: ExpectationValidationResult) -> ExpectationConfiguration:
+    """The expectation a result is of (GX types it optional; a suite's results carry it)."""
+    config = result.expectation_config
+    if config is None:
+        raise ValueError(f"a validation result without its expectation: {result}")
+    return config
+
+
 def _column_of(kwargs: Mapping[str, Any]) -> str | None:
     if kwargs.get("column") is not None:
         return str(kwargs["column"])
@@ -358,7 +367,7 @@ def _details(result: ExpectationValidationResult, checks: TableChecks) -> str:
     error = _error_message(result)
     if error is not None:
         return f"error: {error}"
-    config = result.expectation_config
+    config = _config(result)
     kwargs = config.kwargs
     outcome = result.result or {}
     if config.type == "expect_column_sum_to_be_between":
@@ -388,7 +397,7 @@ def _details(result: ExpectationValidationResult, checks: TableChecks) -> str:
 
 def _is_empty_sum_of_zero(result: ExpectationValidationResult, checks: TableChecks) -> bool:
     """Spark sums no (non-null) values to NULL; an expected sum of 0 then holds, not fails."""
-    config = result.expectation_config
+    config = _config(result)
     if config.type != "expect_column_sum_to_be_between" or _error_message(result):
         return False
     observed = (result.result or {}).get("observed_value", 0)
@@ -432,18 +441,18 @@ def run_checks(df: DataFrame, checks: TableChecks) -> CheckReport:
 
         sample_suite = gx.ExpectationSuite(name=f"{checks.table}_samples")
         for r in resample:
-            sample_suite.add_expectation(r.expectation_config.to_domain_obj())
+            sample_suite.add_expectation(_config(r).to_domain_obj())
         sampled = _validate(data, checks.table, sample_suite, _SAMPLE_RESULT_FORMAT)
-        by_key = {_config_key(r.expectation_config): r for r in sampled.results}
-        failed = [by_key.get(_config_key(r.expectation_config), r) for r in failed]
+        by_key = {_config_key(_config(r)): r for r in sampled.results}
+        failed = [by_key.get(_config_key(_config(r)), r) for r in failed]
 
     # GX orders results by metric dependencies; report in the order the spec declares.
     order = {_config_key(e.configuration): i for i, e in enumerate(suite.expectations)}
-    failed.sort(key=lambda r: order.get(_config_key(r.expectation_config), len(order)))
+    failed.sort(key=lambda r: order.get(_config_key(_config(r)), len(order)))
     failures = tuple(
         CheckFailure(
-            expectation=r.expectation_config.type,
-            column=_column_of(r.expectation_config.kwargs),
+            expectation=_config(r).type,
+            column=_column_of(_config(r).kwargs),
             details=_details(r, checks),
         )
         for r in failed
