@@ -36,6 +36,7 @@ from measure.machine import bytes_kept, local_dir
 from oracle.served import served_views
 from speed_layer import progress
 from speed_layer.lane import find_lane, lane_root
+from speed_layer.metrics import processed_offsets, read_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -127,21 +128,18 @@ def check(spark: Any, platform: Platform, log: OracleLog) -> dict[str, Any]:
 
 
 def wait_caught_up(spark: Any, platform: Platform, timeout: float) -> bool:
-    """Until the serving lane has processed the log end (its ``_metrics.json``)."""
+    """Until the serving lane has processed the log end (its newest metrics say so)."""
     from event_log.topics import end_offsets
 
     settings = platform.settings
-    target = end_offsets(settings, settings.kafka.events_topic)
-    root = local_dir(lane_root(platform.tables, platform.streaming_lane_name(spark)))
+    topic = settings.kafka.events_topic
+    target = end_offsets(settings, topic)
+    root = lane_root(platform.tables, platform.streaming_lane_name(spark))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            ends = json.loads((root / "_metrics.json").read_text()).get("end_offsets") or {}
-            done = {int(p): int(o) for p, o in next(iter(ends.values()), {}).items()}
-            if all(done.get(p, 0) >= o for p, o in target.items()):
-                return True
-        except (OSError, ValueError):
-            pass
+        done = processed_offsets(read_metrics(spark, root), topic) or {}
+        if all(done.get(p, 0) >= o for p, o in target.items()):
+            return True
         time.sleep(1)
     return False
 

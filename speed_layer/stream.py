@@ -20,9 +20,9 @@ from event_log.contract import EventContract
 from event_log.decode import decode_events
 from event_log.kafka_source import log_unreachable, read_stream
 from event_log.topics import end_offsets, start_offsets
-from lake import storage
 from speed_layer.checkpoint import caught_up, last_committed, planned_offsets
 from speed_layer.lane import Lane
+from speed_layer.metrics import read_metrics, watermark_drops, write_metrics
 from speed_layer.micro_batch import Epoch, MicroBatchProcessor
 from speed_layer.recovery import recover
 from views.loader import check_views
@@ -226,22 +226,6 @@ def dedup_state(progress: dict) -> dict | None:
     }
 
 
-def metrics_uri(lane: Lane) -> str:
-    """Where the lane's newest metrics are (``_metrics.json``, next to its log)."""
-    return f"{lane.root}/_metrics.json"
-
-
-def write_metrics(spark: SparkSession, lane: Lane, metrics: dict) -> None:
-    """Save a micro-batch's metrics next to the lane for ``lk status``."""
-    storage.write_text(spark, metrics_uri(lane), json.dumps(metrics))
-
-
-def read_metrics(spark: SparkSession, lane: Lane) -> dict | None:
-    """The lane's newest metrics (None before its first micro-batch was reported)."""
-    uri = metrics_uri(lane)
-    return json.loads(storage.read_text(spark, uri)) if storage.exists(spark, uri) else None
-
-
 def _is_restart_metrics_bug(error: BaseException) -> bool:
     """Spark 4.1's Kafka source NPEs in ``metrics`` after re-running a planned batch.
 
@@ -277,9 +261,9 @@ class _Tally:
     watermark_drops: int = 0
 
     def __post_init__(self) -> None:
-        before = read_metrics(self.spark, self.lane) or {}
-        self.watermark_drops = int(before.get("watermark_drops") or 0)
-        self.last_id = before.get("batch_id")
+        before = read_metrics(self.spark, self.lane.root)
+        self.watermark_drops = watermark_drops(before)
+        self.last_id = (before or {}).get("batch_id")
 
     def restarted(self, reason: str) -> None:
         """Note a restart because the log was out of reach (saved with the next metrics)."""
