@@ -41,10 +41,10 @@ from lake import storage
 from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.checkpoint import first_offsets, last_committed, planned_offsets
+from speed_layer.epoch import Epoch
 from speed_layer.lane import Lane, lane_root
 from speed_layer.lane_log import state_table
 from speed_layer.metrics import read_metrics, watermark_drops
-from speed_layer.micro_batch import Epoch
 from speed_layer.stream import LaneRun, run_lane
 from views.base import View
 from views.loader import registry_for
