@@ -29,7 +29,7 @@ from event_log.kafka_source import read_stream
 from event_log.topics import end_offsets
 from lake.source import PART
 from speed_layer import lane_log
-from speed_layer.stream import source_offsets
+from speed_layer.spark_progress import source_offsets
 from views.base import ViewContext
 from views.registry import ViewRegistry
 

@@ -60,6 +60,7 @@ from measure.live import PROBE_BASE
 from measure.machine import broker, machine
 from measure.stats import summary
 from speed_layer.lane import lane_root
+from speed_layer.metrics import read_metrics
 from views.registry import ViewRegistry, default_registry
 
 REPO = Path(__file__).resolve().parents[1]
@@ -247,8 +248,9 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     except (ValueError, KeyError, TypeError):
         result["status_error"] = status.stderr[-2000:]
     # micro-batch by micro-batch (the newest 50), to see a phase that grows with the run
-    for metrics in Path(settings.storage.root).rglob("_metrics.json"):
-        result["phase_ms_per_micro_batch"] = json.loads(metrics.read_text())["recent_phase_ms"]
+    metrics = read_metrics(None, lane_root(Tables.of(settings), LAMBDA_LANE))
+    if metrics is not None:
+        result["phase_ms_per_micro_batch"] = metrics["recent_phase_ms"]
     return result
 
 

@@ -43,6 +43,7 @@ from measure import sustain
 from measure.generator import SteadyPlan
 from measure.machine import broker, machine
 from measure.sustain import Processed, TrialWindow
+from speed_layer import metrics as lane_metrics
 from speed_layer.lane import lane_root
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,15 +52,9 @@ WARM_UP_S = 60
 
 
 def lk_processed(settings: Settings) -> dict[int, int] | None:
-    """The offsets the Lambda lane has processed (its ``_metrics.json``), None before any."""
-    metrics = (
-        Path(lane_root(Tables.of(settings), LAMBDA_LANE).removeprefix("file:")) / "_metrics.json"
-    )
-    try:
-        per_topic = json.loads(metrics.read_text()).get("end_offsets") or {}
-    except (OSError, ValueError):  # not written yet, or being replaced: the next sample
-        return None
-    return {int(p): int(o) for p, o in per_topic.get(settings.kafka.events_topic, {}).items()}
+    """The offsets the Lambda lane has processed (its newest metrics), None before any."""
+    metrics = lane_metrics.read_metrics(None, lane_root(Tables.of(settings), LAMBDA_LANE))
+    return lane_metrics.processed_offsets(metrics, settings.kafka.events_topic)
 
 
 @contextmanager

@@ -36,7 +36,7 @@ from measure.machine import bytes_kept, local_dir
 from oracle.served import served_views
 from speed_layer import progress
 from speed_layer.lane import find_lane, lane_root
-from speed_layer.stream import read_metrics
+from speed_layer.metrics import processed_offsets, read_metrics, watermark_drops
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -140,8 +140,7 @@ def duplicates(
     in_log = len(log.events) - log.quarantined - len(log.unique)
     dropped = sum(r.deduplicated for r in rows)
     lane = find_lane(spark, platform.tables, platform.streaming_lane_name(spark))
-    metrics = (read_metrics(spark, lane) if lane else None) or {}
-    watermark = int(metrics.get("watermark_drops") or 0)
+    watermark = watermark_drops(read_metrics(spark, lane.root) if lane else None)
     return {
         "in_log": in_log,
         "dropped_by_lane": dropped - watermark,
@@ -151,21 +150,18 @@ def duplicates(
 
 
 def wait_caught_up(spark: Any, platform: Platform, timeout: float) -> bool:
-    """Until the serving lane has processed the log end (its ``_metrics.json``)."""
+    """Until the serving lane has processed the log end (its newest metrics say so)."""
     from event_log.topics import end_offsets
 
     settings = platform.settings
-    target = end_offsets(settings, settings.kafka.events_topic)
-    root = local_dir(lane_root(platform.tables, platform.streaming_lane_name(spark)))
+    topic = settings.kafka.events_topic
+    target = end_offsets(settings, topic)
+    root = lane_root(platform.tables, platform.streaming_lane_name(spark))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            ends = json.loads((root / "_metrics.json").read_text()).get("end_offsets") or {}
-            done = {int(p): int(o) for p, o in next(iter(ends.values()), {}).items()}
-            if all(done.get(p, 0) >= o for p, o in target.items()):
-                return True
-        except (OSError, ValueError):
-            pass
+        done = processed_offsets(read_metrics(spark, root), topic) or {}
+        if all(done.get(p, 0) >= o for p, o in target.items()):
+            return True
         time.sleep(1)
     return False
 

@@ -7,7 +7,6 @@ design's own streaming job, run in a thread of the design's process.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -16,20 +15,15 @@ from designs.platform import Platform
 from event_log.topics import end_offsets
 from measure import sustain
 from measure.generator import SteadyPlan
-from measure.machine import local_dir
 from measure.sustain import TrialWindow
 from speed_layer.lane import lane_root
+from speed_layer.metrics import processed_offsets, read_metrics
 
 
 def lane_processed(spark: Any, platform: Platform) -> dict[int, int] | None:
     """The events offsets the serving lane has processed (None before its first batch)."""
-    root = local_dir(lane_root(platform.tables, platform.streaming_lane_name(spark)))
-    try:
-        ends = json.loads((root / "_metrics.json").read_text()).get("end_offsets") or {}
-    except (OSError, ValueError):  # not written yet, or being replaced: the next poll
-        return None
-    topic = ends.get(platform.settings.kafka.events_topic)
-    return None if topic is None else {int(p): int(o) for p, o in topic.items()}
+    root = lane_root(platform.tables, platform.streaming_lane_name(spark))
+    return processed_offsets(read_metrics(spark, root), platform.settings.kafka.events_topic)
 
 
 def trial(

@@ -14,7 +14,7 @@ from lake.source import ViewNotReadyError
 from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import find_lane
-from speed_layer.stream import read_metrics
+from speed_layer.metrics import read_metrics, watermark_drops
 
 
 def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str, Any]:
@@ -34,10 +34,10 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
     last = recent[-1] if recent else None
     processed = last.end_offsets if last else {}
     lag = {p: end - processed.get(p, 0) for p, end in sorted(ends.items())}
-    metrics = read_metrics(spark, lane) or {}
+    metrics = read_metrics(spark, lane.root) or {}
     phases = median_phases(metrics.get("recent_phase_ms") or [])
     totals = progress.totals(spark, lane)
-    dropped = metrics.get("watermark_drops") or 0
+    dropped = watermark_drops(metrics)
     return {
         "lane": name,
         "exists": True,

@@ -276,30 +276,20 @@ def kappa_new_version(preflight: dict[str, Any], views: dict[str, Any] | None) -
 
 
 def _metrics_offsets(settings: Settings, version: int) -> dict[int, int] | None:
-    """End offsets of the version's last micro-batch, from the lane's ``_metrics.json``.
+    """End offsets of the version's last micro-batch, from the lane's metrics.
 
-    Read as a plain file when storage is local, so a sensor poke needs no Spark session.
+    Local storage is read as a plain file, so a sensor poke needs no Spark session.
     """
     from designs.kappa.versions import lane_name
+    from lake import storage
     from lake.tables import Tables
     from speed_layer.lane import lane_root
+    from speed_layer.metrics import processed_offsets, read_metrics
 
     root = lane_root(Tables.of(settings), lane_name(version))
-    if root.startswith("file:"):
-        path = Path(root.removeprefix("file:")) / "_metrics.json"
-        if not path.exists():
-            return None
-        ends = json.loads(path.read_text()).get("end_offsets") or {}
-    else:
-        from lake import storage
-
-        spark = _session(settings, "kappa-sensor")
-        if not storage.exists(spark, f"{root}/_metrics.json"):
-            return None
-        text = storage.read_text(spark, f"{root}/_metrics.json")
-        ends = json.loads(text).get("end_offsets") or {}
-    topic = next(iter(ends.values()), {})
-    return {int(p): int(o) for p, o in topic.items()}
+    local = storage.local_path(root) is not None
+    spark = None if local else _session(settings, "kappa-sensor")
+    return processed_offsets(read_metrics(spark, root), settings.kafka.events_topic)
 
 
 def kappa_caught_up(preflight: dict[str, Any], built: dict[str, Any]) -> bool:

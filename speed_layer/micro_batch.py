@@ -22,22 +22,28 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
    (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
    Every ``stream.compact_every`` micro-batches one more commit rewrites the state
    merged (one row per key again), and every ``PRUNE_EVERY`` a delete drops the
-   retained events nothing can need any more.
+   retained events nothing can need any more (:mod:`speed_layer.maintenance`).
 
 A micro-batch Spark never recorded as committed is undone by restoring the log before a
 restart (:mod:`speed_layer.recovery`) and recomputed from the same inputs:
 exactly-once results, with nothing to check on the normal path.
 
 What changes from one micro-batch to the next (its id, the watermarks) enters the plans
-as *data*, a one-row table joined in (:func:`parameters`), and the earlier retained
-events are read at the Delta version recorded before the batch, not filtered by id.
-Spark writes literal numbers and timestamps into the code it generates, so a literal
-that changed every micro-batch made Spark compile every stage again; as data, the plans
-stay the same from batch to batch and Spark's code cache serves them. Two bounds stay
-literals on purpose, because they let Delta skip old files: the join context's, rounded
-down to ``CONTEXT_STEP`` so it changes every few minutes of event time, not every
-micro-batch (see ``_view_input``), and the pruning delete's (every ``PRUNE_EVERY``
-micro-batches).
+as *data*, a one-row table joined in (:func:`speed_layer.watermarks.parameters`), and the
+earlier retained events are read at the Delta version recorded before the batch, not
+filtered by id. Spark writes literal numbers and timestamps into the code it generates,
+so a literal that changed every micro-batch made Spark compile every stage again; as
+data, the plans stay the same from batch to batch and Spark's code cache serves them.
+Two bounds stay literals on purpose, because they let Delta skip old files: the join
+context's, rounded down to ``CONTEXT_STEP`` so it changes every few minutes of event
+time, not every micro-batch (:mod:`speed_layer.view_input`), and the pruning delete's
+(every ``PRUNE_EVERY`` micro-batches).
+
+This module holds the processor, the order of the steps; what a step decides is in a
+module of its own: the epoch (:mod:`speed_layer.epoch`), lateness
+(:mod:`speed_layer.watermarks`), a view's input (:mod:`speed_layer.view_input`), the
+log's upkeep (:mod:`speed_layer.maintenance`), the thread and cache plumbing
+(:mod:`speed_layer.jobs`).
 """
 
 from __future__ import annotations
@@ -46,34 +52,33 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from dataclasses import replace
+from datetime import UTC, datetime
+from functools import partial
 
-from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from config.settings import Settings
 from event_log.catalog import read_catalog
 from event_log.decode import event_columns, event_schema, quarantined
-from event_log.schema import SHOP
 from event_log.topics import EndOffsets
 from lake import quarantine
-from lake.inline import one_row, quoted
+from lake.inline import one_row
 from lake.offsets import below
 from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets, offsets_read
+from speed_layer.epoch import Epoch
+from speed_layer.jobs import in_background, release
 from speed_layer.lane import Lane
+from speed_layer.maintenance import keep_back, maintain, prunable
 from speed_layer.recovery import record_version
-from views.base import View, ViewContext
+from speed_layer.view_input import view_input
+from speed_layer.watermarks import late_for, late_rows, parameters
+from views.base import ViewContext
 from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-PRUNE_EVERY = 20
-#: how far the join context's bound is rounded down: a new literal this often (event time)
-CONTEXT_STEP = timedelta(minutes=5)
 TIMINGS_KEPT = 8  # micro-batches whose phase timings wait for the lane to report them
 
 
@@ -89,24 +94,6 @@ class Laps:
         now = time.perf_counter()
         self.ms[phase] = round((now - self._at) * 1000)
         self._at = now
-
-
-@dataclass(frozen=True)
-class Epoch:
-    """What the lane's state is based on.
-
-    Attributes:
-        id: ``kappa`` for a Kappa lane; for Lambda the batch run id (or ``initial``).
-        cutoff: offsets below it belong to the base (the batch layer), not to the lane.
-        base: the base state of a view (the batch view), or None.
-        keeps_history: whether events at or after the cutoff must be retained for the
-            next rebase (Lambda) or only as join context (Kappa).
-    """
-
-    id: str
-    cutoff: dict[int, int]
-    base: Callable[[View], DataFrame | None]
-    keeps_history: bool
 
 
 class MicroBatchProcessor:
@@ -129,6 +116,10 @@ class MicroBatchProcessor:
         self.time = registry.contract.time_field
         #: what reads of the log filter on: the retained events' time (the look-back)
         self.indexed = (f"{lane_log.RETAINED}.{self.time}",)
+        #: :func:`view_input`, told the events' fields and the view settings once
+        self._view_input = partial(
+            view_input, columns=self.columns, time=self.time, settings=settings.views
+        )
         self._catalog_ends = EndOffsets(settings, settings.kafka.catalog_topic)
         self._catalog: tuple[dict[int, int], DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
@@ -162,58 +153,6 @@ class MicroBatchProcessor:
         if version is None:
             return None
         return lane_log.read(self.spark, self.lane, lane_log.RETAINED, version)
-
-    def _view_input(
-        self,
-        view: View,
-        events: DataFrame,
-        retained: DataFrame | None,
-        watermark: datetime | None,
-        held: list[DataFrame],
-        cutoff: dict[int, int],
-    ) -> DataFrame:
-        """Non-late events for ``view``, plus the context a join view needs.
-
-        The context (earlier micro-batches, and events the batch layer owns) lets a
-        stream-stream join find its partner across a micro-batch or cutoff boundary; it
-        reaches back ``context_lookback`` behind the view's watermark. That bound is a
-        literal on purpose: on the retained rows it lets Delta skip every file older than
-        the look-back. Spark compiles a literal into the code of every stage it reaches
-        (a dozen large classes here, then the JIT compiles them again), so the bound is
-        rounded down to ``CONTEXT_STEP`` and changes every few minutes of event time
-        instead of every micro-batch. Reaching further back changes no result: an earlier
-        event older than the exact bound can partner no event of this micro-batch (those
-        are at or after the watermark, their partners within the look-back), and what
-        earlier events derive among themselves is in the state already, which a join
-        view's merge keeps. The view's ``partners`` then keeps only the earlier events
-        that can still meet an event of this micro-batch (for ``conversions``: the page
-        views its purchases may follow, the purchases its page views may precede), so a
-        live lane's join does not grow with everything it retained.
-
-        A context event below the epoch's ``cutoff`` partners whatever the lane once
-        decided about its lateness: the batch layer owns it now and counted it, late or
-        not, so an event after the cutoff must meet it as the batch run's own events do.
-        (A page view the lane had marked late for ``conversions`` before a batch run took
-        it over was left out of the context, and the purchase after the cutoff that
-        followed it was not counted converted.)
-
-        Those partners are cached for the micro-batch (appended to ``held``, which the
-        caller releases after its commit): a join reads its input several times (each
-        side of a semi- and an anti-join), and each read would otherwise list the log's
-        files and scan every retained file within the look-back again.
-        """
-        own = events.where(~F.array_contains("late_for", view.name))
-        if view.context_lookback is None or retained is None:
-            return own.select(*self.columns)
-        context = retained.where(below(cutoff) | ~F.array_contains("late_for", view.name))
-        if watermark is not None:
-            since = watermark - view.context_lookback(self.settings.views)
-            context = context.where(F.col(self.time) >= F.lit(floor_to(since, CONTEXT_STEP)))
-        if view.partners is not None:
-            context = view.partners(own, context, self.settings.views)
-        context = context.select(*self.columns).persist()
-        held.append(context)
-        return own.select(*self.columns).unionByName(context)
 
     def _epoch_state(
         self, epoch: Epoch, ctx: ViewContext, retained: DataFrame | None, held: list[DataFrame]
@@ -355,7 +294,9 @@ class MicroBatchProcessor:
             lap("commit")
         finally:
             release(held)
-        self._maintain(epoch, batch_id, row.max_event_time)
+        maintain(
+            spark, self.settings, self.lane, self.registry, epoch, batch_id, row.max_event_time
+        )
         lap("maintain")
         self._last = row
         self.timings[batch_id] = lap.ms
@@ -387,7 +328,7 @@ class MicroBatchProcessor:
         none: Column = F.array().cast("array<string>")
         flagged = batch.crossJoin(F.broadcast(params)).withColumn(
             "late_for",
-            F.when(valid & owned, _late_for(list(watermarks), self.time)).otherwise(none),
+            F.when(valid & owned, late_for(list(watermarks), self.time)).otherwise(none),
         )
         counting = in_background(
             flagged.groupBy("partition")
@@ -442,18 +383,19 @@ class MicroBatchProcessor:
             rows = quarantine.quarantine_rows(quarantined(batch), self.lane.name, str(batch_id))
             written.append(lane_log.rows(lane_log.QUARANTINE, rows))
         if late:
-            written.append(lane_log.rows(lane_log.LATE, self._late_rows(events, params, views)))
+            names = [v.name for v in views]
+            late_events = late_rows(self.lane.name, events, params, names, self.columns)
+            written.append(lane_log.rows(lane_log.LATE, late_events))
         max_time = min(clock.values()) if clock else None
         if counts["input"] > counts["bad"]:
             kept = every
             if max_time is not None:
                 # the bound joined in as data, as the watermarks are (module docstring)
-                since = one_row(
-                    self.spark, {"_keep_since": (max_time - self._keep_back(), "timestamp")}
-                )
+                back = keep_back(self.settings.views, self.registry)
+                since = one_row(self.spark, {"_keep_since": (max_time - back, "timestamp")})
                 kept = (
                     every.crossJoin(F.broadcast(since))
-                    .where(~self._prunable(epoch, F.col("_keep_since")))
+                    .where(~prunable(epoch, self.time, F.col("_keep_since")))
                     .drop("_keep_since")
                 )
             written.append(lane_log.rows(lane_log.RETAINED, kept))
@@ -466,145 +408,3 @@ class MicroBatchProcessor:
             "late_rows": late,
         }
         return stats, written
-
-    def _late_rows(self, events: DataFrame, params: DataFrame, views: list[View]) -> DataFrame:
-        """Every (view, event) pair that was too late for the view, with its watermark."""
-        names = [v.name for v in views]
-        watermark = F.create_map(*[x for name in names for x in (F.lit(name), _watermark(name))])
-        rows = events.where(F.size("late_for") > 0).select(
-            F.lit(self.lane.name).alias("lane"),
-            F.explode("late_for").alias("view"),
-            "batch_id",
-            *self.columns,
-        )
-        return rows.crossJoin(F.broadcast(params.drop("batch_id"))).select(
-            "lane", "view", "batch_id", watermark[F.col("view")].alias("watermark"), *self.columns
-        )
-
-    def _maintain(self, epoch: Epoch, batch_id: int, clock: datetime | None) -> None:
-        """Every few micro-batches, the state merged and old retained events dropped.
-
-        Readers see the same rows before and after: the merge rule is applied to the
-        state on read anyway, and the dropped events are older than anything a rebase
-        or a join can still need. The compaction rewrites the views' state in one
-        commit; the pruning deletes only retained rows past the keep-back, and Delta
-        rewrites only the files its statistics say may hold such rows (one commit, or
-        none while nothing is that old, as in a live lane's first hour).
-        """
-        compact = batch_id > 0 and batch_id % self.settings.stream.compact_every == 0
-        prune = batch_id > 0 and batch_id % PRUNE_EVERY == 0 and clock is not None
-        if compact:
-            parts: list[str] = []
-            pieces: list[DataFrame] = []
-            for view in self.registry:
-                table = lane_log.state_table(self.lane, epoch.id, view.name)
-                parts.append(lane_log.state_part(epoch.id, view.name))
-                pieces.append(
-                    lane_log.state_rows(epoch.id, view.name, view.merge(table.read(self.spark)))
-                )
-            lane_log.replace(self.spark, self.lane, parts, pieces)
-        if prune and clock is not None:  # prune implies a clock; this narrows it
-            since = F.lit(clock - self._keep_back())
-            old = self._prunable(epoch, since, prefix=f"{lane_log.RETAINED}.")
-            lane_log.delete(self.spark, self.lane, lane_log.RETAINED, old)
-
-    def _keep_back(self) -> timedelta:
-        """How far behind the clock a rebase or a join context can still reach."""
-        views = list(self.registry)
-        return max(
-            [self.settings.views.lateness(v.name) for v in views]
-            + [
-                v.context_lookback(self.settings.views) + self.settings.views.lateness(v.name)
-                for v in views
-                if v.context_lookback is not None
-            ]
-        ) + timedelta(minutes=5)
-
-    def _prunable(self, epoch: Epoch, since: Column, prefix: str = "") -> Column:
-        """Retained events no rebase and no join context can need any more.
-
-        Applied when events are first retained, too: a replay's micro-batch of a day of
-        history keeps only its last hour or so, instead of writing every event to be
-        pruned later. ``prefix``: where the event's fields are (``retained.`` in the log).
-        """
-        old = F.col(f"{prefix}{self.time}") < since
-        return (below(epoch.cutoff, prefix) & old) if epoch.keeps_history else old
-
-
-def release(held: list[DataFrame]) -> None:
-    """Drop the cached frames of a micro-batch (or a rebase) once it committed or failed.
-
-    Newest first: a frame cached from an earlier one (the join partners, from the batch)
-    goes before what it was computed from. Dropping the earlier one first makes Spark's
-    cache manager plan the later one again if its cache is not complete (a micro-batch
-    that failed before its write), Delta's file listing included, for nothing.
-    """
-    while held:
-        held.pop().unpersist()
-
-
-def in_background(job: Callable[[], T]) -> Callable[[], T]:
-    """Start ``job`` on a thread of its own; the function returned waits for its result.
-
-    The thread inherits the caller's Spark local properties (``InheritableThread``), so
-    a Spark job it runs belongs to the same micro-batch; an exception is raised again
-    in the caller.
-    """
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = job()
-        except BaseException as error:  # raised again by wait(), in the caller's thread
-            outcome["error"] = error
-
-    thread = InheritableThread(target=run, daemon=True)
-    thread.start()
-
-    def wait() -> T:
-        thread.join()
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["value"]
-
-    return wait
-
-
-def floor_to(moment: datetime, step: timedelta) -> datetime:
-    """``moment`` rounded down to a whole multiple of ``step`` (counted from 0001-01-01)."""
-    return moment - (moment - datetime.min) % step
-
-
-def watermark_column(view: str) -> str:
-    """The :func:`parameters` column that holds ``view``'s watermark."""
-    return f"_watermark:{view}"
-
-
-def _watermark(view: str) -> Column:
-    return F.col(quoted(watermark_column(view)))
-
-
-def parameters(
-    spark: SparkSession, batch_id: int, watermarks: dict[str, datetime | None]
-) -> DataFrame:
-    """A one-row table of what changes every micro-batch: its id and each view's watermark.
-
-    Plans join it in (broadcast) instead of carrying the values as literals, so they stay
-    the same from one micro-batch to the next (see the module docstring and
-    :mod:`lake.inline`); broadcasting it runs no job.
-    """
-    columns: dict[str, tuple[object, str]] = {"batch_id": (int(batch_id), "bigint")}
-    columns |= {watermark_column(name): (w, "timestamp") for name, w in watermarks.items()}
-    return one_row(spark, columns)
-
-
-def _late_for(views: list[str], time: str = SHOP.time_field) -> Column:
-    """The names of the views whose watermark (a :func:`parameters` column) the row is behind.
-
-    ``time`` is the event-time column (the contract's). No watermark yet (null) means
-    nothing is late.
-    """
-    if not views:
-        return F.array().cast("array<string>")
-    flags = [F.when(F.col(time) < _watermark(name), F.lit(name)) for name in views]
-    return F.filter(F.array(*flags), lambda x: x.isNotNull())

@@ -67,3 +67,17 @@ def test_an_upward_import_breaks_them(tmp_path):
     result = lint_imports(tmp_path)
     assert result.returncode == 1
     assert "lake.tables -> designs.platform" in result.stdout
+
+
+def test_a_micro_batch_step_reaching_for_another_breaks_them(tmp_path):
+    for package in PACKAGES:
+        shutil.copytree(REPO / package, tmp_path / package)
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    maintenance = tmp_path / "speed_layer" / "maintenance.py"
+    maintenance.write_text(
+        maintenance.read_text() + "\nfrom speed_layer.view_input import floor_to  # sideways\n"
+    )
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1
+    assert "Inside speed_layer" in result.stdout
+    assert "speed_layer.maintenance -> speed_layer.view_input" in result.stdout

@@ -41,10 +41,11 @@ from lake import storage
 from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.checkpoint import first_offsets, last_committed, planned_offsets
+from speed_layer.epoch import Epoch
 from speed_layer.lane import Lane, lane_root
 from speed_layer.lane_log import state_table
-from speed_layer.micro_batch import Epoch
-from speed_layer.stream import LaneRun, read_metrics, run_lane
+from speed_layer.metrics import read_metrics, watermark_drops
+from speed_layer.stream import LaneRun, run_lane
 from views.base import View
 from views.loader import registry_for
 from views.registry import ViewRegistry
@@ -121,7 +122,7 @@ def check_replay_complete(
     reached = last.end_offsets if last else {}
     if any(reached.get(p, 0) < o for p, o in target.items() if o > 0):
         raise KappaError(f"{lane.name} stopped before the log end: {reached} < {target}")
-    dropped = (read_metrics(spark, lane) or {}).get("watermark_drops") or 0
+    dropped = watermark_drops(read_metrics(spark, lane.root))
     if dropped:
         raise DroppedEventsError(
             f"{lane.name} dropped {dropped} records behind its de-duplication watermark "

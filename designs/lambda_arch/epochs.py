@@ -10,8 +10,8 @@ from batch_layer import runs
 from config.settings import Settings
 from lake import storage
 from lake.tables import Tables
+from speed_layer.epoch import Epoch
 from speed_layer.lane import open_lane
-from speed_layer.micro_batch import Epoch
 from speed_layer.stream import LaneRun, run_lane
 from views.base import View
 from views.loader import registry_for

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from speed_layer.micro_batch import in_background
+from speed_layer.jobs import in_background
 
 pytestmark = pytest.mark.integration
 

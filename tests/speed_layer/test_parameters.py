@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from lake.spark import codegen_compilations
-from speed_layer.micro_batch import _late_for, parameters, watermark_column
+from speed_layer.watermarks import late_for, parameters, watermark_column
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +28,7 @@ def test_a_plan_joined_with_new_parameters_compiles_no_new_code(spark):
     def run(batch_id: int) -> int:
         """Events behind the watermark of a view whose name holds a dot."""
         params = parameters(spark, batch_id, {"v.1": datetime(1970, 1, 1, 0, batch_id)})
-        flagged = events.crossJoin(F.broadcast(params)).select(_late_for(["v.1"]).alias("late"))
+        flagged = events.crossJoin(F.broadcast(params)).select(late_for(["v.1"]).alias("late"))
         return flagged.where(F.size("late") > 0).count()
 
     assert run(1) == 60

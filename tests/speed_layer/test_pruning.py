@@ -9,8 +9,9 @@ import pytest
 from config.settings import with_sections
 from lake.tables import Tables
 from speed_layer import lane_log
+from speed_layer.epoch import Epoch
 from speed_layer.lane import open_lane
-from speed_layer.micro_batch import PRUNE_EVERY, Epoch, MicroBatchProcessor
+from speed_layer.maintenance import PRUNE_EVERY, maintain
 from views import default_registry
 
 pytestmark = pytest.mark.integration
@@ -32,9 +33,7 @@ def _pruned(spark, base_settings, tmp_path, epoch: Epoch) -> list[str]:
         RETAINED, "event_id string, partition int, offset long, event_time timestamp"
     )
     lane_log.commit(spark, lane, [lane_log.rows(lane_log.RETAINED, frame)])
-    processor = MicroBatchProcessor(spark, settings, lane, default_registry(), lambda: epoch)
-
-    processor._maintain(epoch, PRUNE_EVERY, CLOCK)
+    maintain(spark, settings, lane, default_registry(), epoch, PRUNE_EVERY, CLOCK)
 
     left = lane_log.read(spark, lane, lane_log.RETAINED).collect()
     return sorted(row.event_id for row in left)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from speed_layer.micro_batch import release
+from speed_layer.jobs import release
 
 pytestmark = pytest.mark.unit
 

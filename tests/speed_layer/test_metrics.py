@@ -1,0 +1,55 @@
+"""A lane's metrics file: what the lane writes, every reader reads, with or without Spark."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from speed_layer.lane import Lane
+from speed_layer.metrics import processed_offsets, read_metrics, watermark_drops, write_metrics
+
+METRICS = {
+    "batch_id": 7,
+    "end_offsets": {"events": {"0": 120, "1": 95}},
+    "watermark_drops": 3,
+}
+
+
+@pytest.mark.unit
+def test_a_local_lane_is_read_as_a_plain_file(tmp_path):
+    assert read_metrics(None, str(tmp_path)) is None  # before the first micro-batch
+    (tmp_path / "_metrics.json").write_text(json.dumps(METRICS))
+    assert read_metrics(None, str(tmp_path)) == METRICS
+    assert read_metrics(None, tmp_path.as_uri()) == METRICS
+
+
+@pytest.mark.unit
+def test_remote_storage_needs_a_session():
+    with pytest.raises(ValueError, match="SparkSession"):
+        read_metrics(None, "s3a://bucket/lk/lambda/speed")
+
+
+@pytest.mark.unit
+def test_processed_offsets_are_the_topic_s_by_partition_number():
+    assert processed_offsets(METRICS, "events") == {0: 120, 1: 95}
+    assert processed_offsets(METRICS, "other") is None
+    assert processed_offsets({"batch_id": 0}, "events") is None
+    assert processed_offsets(None, "events") is None
+
+
+@pytest.mark.unit
+def test_watermark_drops_count_zero_until_a_lane_reports_some():
+    assert watermark_drops(METRICS) == 3
+    assert watermark_drops({"batch_id": 1}) == 0
+    assert watermark_drops(None) == 0
+
+
+@pytest.mark.integration
+def test_what_the_lane_writes_through_spark_a_poller_reads_without(spark, tmp_path):
+    lane = Lane(name="lambda-speed", root=tmp_path.as_uri())
+    write_metrics(spark, lane, METRICS)
+    write_metrics(spark, lane, {**METRICS, "batch_id": 8})
+
+    assert read_metrics(None, str(tmp_path)) == {**METRICS, "batch_id": 8}
+    assert read_metrics(spark, lane.root) == {**METRICS, "batch_id": 8}
