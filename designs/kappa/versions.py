@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from config.settings import Settings, ViewSettings
@@ -23,6 +23,7 @@ from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import Lane, find_lane, open_lane
 from speed_layer.lane_log import state_table
+from views.base import View
 from views.registry import ViewRegistry
 
 POINTER_COLUMNS = {"version": "int", "action": "string", "at": "timestamp", "note": "string"}
@@ -103,6 +104,12 @@ def version_settings(settings: Settings, lane: Lane) -> Settings:
     if not lane.views:
         return settings
     return settings.model_copy(update={"views": ViewSettings.model_validate(lane.views)})
+
+
+def presented(spark: SparkSession, settings: Settings, version: int, view: View) -> DataFrame:
+    """The rows readers would be served of ``view`` from ``version``."""
+    lane = open_version(spark, settings, version)
+    return view.serve(state_table(lane, EPOCH, view.name).read(spark))
 
 
 def kappa_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -> ServingSource:
