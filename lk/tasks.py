@@ -234,7 +234,10 @@ def speed_lag_check(process: dict[str, Any]) -> dict[str, Any]:
 
 
 def kappa_preflight() -> dict[str, Any]:
-    """The retained log is complete (starts at offset 0); the versions and the log end.
+    """Before anything is opened: the retained log is complete (starts at offset 0).
+
+    Returns the log end and the versions, for the run's record; ``kappa_new_version``
+    measures the target itself (:func:`~designs.kappa.reprocess.begin`).
 
     Raises:
         TruncatedLogError: retention or a delete removed history.
