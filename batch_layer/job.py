@@ -32,7 +32,7 @@ from lake.offsets import below
 from lake.tables import Tables
 from quality.checks import CheckReport, QualityError, TableChecks, require, run_checks
 from views.base import View, ViewContext
-from views.loader import check_views, registry_for
+from views.loader import check_views
 from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ def landed_records(spark: SparkSession, tables: Tables, run_id: str) -> DataFram
 def compute_run(
     spark: SparkSession,
     settings: Settings,
-    registry: ViewRegistry | None = None,
+    registry: ViewRegistry,
     *,
     force: bool = False,
     on_view: Callable[[str], None] | None = None,
@@ -147,7 +147,6 @@ def compute_run(
         The computed run, or the latest published one with ``skipped`` when the log has
         not moved since it (and ``force`` is off).
     """
-    registry = registry or registry_for(settings)
     check_views(spark, registry, settings)
     tables = Tables.of(settings)
     started = datetime.now(UTC).replace(tzinfo=None)
@@ -214,7 +213,7 @@ def compute_run(
 
 
 def validate_run(
-    spark: SparkSession, settings: Settings, run: BatchRun, registry: ViewRegistry | None = None
+    spark: SparkSession, settings: Settings, run: BatchRun, registry: ViewRegistry
 ) -> tuple[CheckReport, ...]:
     """Check bronze, the records the run landed and every view of a computed run with GX.
 
@@ -222,7 +221,6 @@ def validate_run(
         QualityError: a check failed; the run is recorded as ``failed`` (never published)
             and the previously published views stay published.
     """
-    registry = registry or registry_for(settings)
     tables = Tables.of(settings)
     events = bronze_events(spark, tables, run.cutoff).persist()
     try:
@@ -262,7 +260,7 @@ def publish_run(spark: SparkSession, settings: Settings, run: BatchRun) -> Batch
 def run_batch(
     spark: SparkSession,
     settings: Settings,
-    registry: ViewRegistry | None = None,
+    registry: ViewRegistry,
     *,
     force: bool = False,
     on_view: Callable[[str], None] | None = None,
@@ -275,7 +273,7 @@ def run_batch(
     Args:
         spark: the session to run on.
         settings: platform settings.
-        registry: views to compute (the built-in ones by default).
+        registry: the views to compute (the platform's, ``designs.platform.build``).
         force: recompute even when the log has not moved since the last published run.
         on_view: called after each view is written (progress reporting, fault injection).
 
@@ -283,7 +281,6 @@ def run_batch(
         QualityError: a check failed; the run is recorded as failed and the previously
             published views stay published.
     """
-    registry = registry or registry_for(settings)
     computed = compute_run(spark, settings, registry, force=force, on_view=on_view)
     if computed.skipped:
         return computed

@@ -47,6 +47,7 @@ from benchmarks.floor import processed_offsets, start_floor
 from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
 from config.settings import Settings
 from designs.lambda_arch.epochs import run_speed
+from designs.platform import build
 from event_log.topics import end_offsets, ensure_topics
 from lake.spark import build_session, codegen_compilations
 from measure.machine import broker, machine
@@ -226,7 +227,7 @@ def main() -> None:
         started = time.perf_counter()
         if args.contender == "lk":
             profiled(spark, rows, per_write=args.per_write, per_piece=args.per_piece)
-            run_speed(spark, settings, until_caught_up=True)
+            run_speed(spark, settings, build(settings).registry, until_caught_up=True)
         else:
             profile_floor(spark, settings, rows, views=args.contender == "floor-views")
         report = {

@@ -42,6 +42,7 @@ from pyspark.sql import functions as F
 from batch_layer.job import run_batch
 from config.settings import Settings
 from designs.kappa.reprocess import reprocess
+from designs.platform import build
 from event_log.catalog import read_catalog
 from event_log.decode import decode_events, valid_events
 from event_log.kafka_source import read_range
@@ -170,15 +171,19 @@ def run_size(
     load_s, records = timed(lambda: load_topic(spark, settings, path))
     log_offsets = sum(end_offsets(settings, settings.kafka.events_topic).values())
     results: dict[str, float] = {}
-    results["lambda_batch_from_log"], _ = timed(lambda: run_batch(spark, settings))
-    results["lambda_batch_from_bronze"], _ = timed(lambda: run_batch(spark, settings, force=True))
+    results["lambda_batch_from_log"], _ = timed(
+        lambda: run_batch(spark, settings, build(settings).registry)
+    )
+    results["lambda_batch_from_bronze"], _ = timed(
+        lambda: run_batch(spark, settings, build(settings).registry, force=True)
+    )
     results["floor_revenue_only"], _ = timed(
         lambda: floor_revenue_only(spark, settings, str(workdir / suffix / "floor"))
     )
     results["ceiling_read_decode"], _ = timed(lambda: ceiling_read_decode(spark, settings))
     if replay:
         kappa = settings.model_copy(update={"mode": "kappa"})
-        results["kappa_replay"], _ = timed(lambda: reprocess(spark, kappa))
+        results["kappa_replay"], _ = timed(lambda: reprocess(spark, kappa, build(kappa).registry))
     # after the replay, so the replay runs in the same JVM state as before this contender
     results["floor_views_from_log"], _ = timed(
         lambda: floor_views_from_log(spark, settings, str(workdir / suffix / "floor_views"))

@@ -283,7 +283,7 @@ def _benchmark(args: argparse.Namespace, settings: Settings, tmp: Path) -> dict[
     print(f"produced {report.sent:,} records", file=sys.stderr)
     spark = build_session(settings, app_name="lk-bench-serving")
     started = time.perf_counter()
-    batch = run_batch(spark, settings)
+    batch = run_batch(spark, settings, build(settings).registry)
     batch_seconds = time.perf_counter() - started
     print(f"batch run {batch.run.run_id} in {batch_seconds:.1f} s", file=sys.stderr)
 

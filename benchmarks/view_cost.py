@@ -31,6 +31,7 @@ from benchmarks.recompute_vs_replay import (
     spec_for,
     timed,
 )
+from designs.platform import build
 from event_log.catalog import read_catalog
 from event_log.topics import end_offsets, ensure_topics
 from lake.spark import build_session
@@ -58,7 +59,7 @@ def main() -> None:
         ensure_topics(settings)
         load_topic(spark, settings, records_file(spec_for(args.events)))
         offsets = sum(end_offsets(settings, settings.kafka.events_topic).values())
-        run_batch(spark, settings)
+        run_batch(spark, settings, build(settings).registry)
         bronze = spark.read.format("delta").load(Tables.of(settings).bronze).persist()
         catalog_ends = end_offsets(settings, settings.kafka.catalog_topic)
         catalog = read_catalog(spark, settings, catalog_ends).persist()

@@ -5,15 +5,18 @@ Triggered by hand after a logic change: pass the view settings to change as the 
 parameter (for example `{"tumbling_window": "2 minutes"}`).
 
 1. **mode_gate** skips the run unless `mode` is `kappa`;
-2. **preflight**: the retained log still starts at offset 0 (a truncated log is refused)
-   and its end offsets are the target;
-3. **new_version**: version n+1 with the settings frozen into it; its replay from
-   offset 0 starts detached (`lk kappa build`);
+2. **preflight**: the retained log still starts at offset 0 (a truncated log is refused);
+3. **new_version**: resumes the unfinished version a stopped run left (same view settings;
+   others are dropped), or opens version n+1 with the settings frozen into it; its replay
+   from offset 0 starts detached (`lk kappa build`); the log end is the target;
 4. **caught_up**: a sensor in reschedule mode (no worker slot held while it waits) until
    the new version has reached the target offsets;
-5. **validate**: Great Expectations over every view of the new version;
+5. **validate**: the replay started at offset 0 and dropped nothing; Great Expectations
+   over every view of the new version;
 6. **switch**: saves the v-old/v-new diff and points readers at the new version in one
    Delta commit; the old version stays on storage (`lk kappa rollback`).
+
+The steps are the ones `lk kappa reprocess` runs in one process (`designs.kappa.reprocess`).
 """
 
 from __future__ import annotations
@@ -59,10 +62,10 @@ def kappa_reprocess():
         return kappa_new_version(checked, get_current_context()["params"].get("views"))
 
     @task.sensor(poke_interval=30, timeout=timedelta(hours=6), mode="reschedule")
-    def caught_up(checked: dict, built: dict) -> bool:
+    def caught_up(built: dict) -> bool:
         from lk.tasks import kappa_caught_up
 
-        return kappa_caught_up(checked, built)
+        return kappa_caught_up(built)
 
     @task
     def validate(built: dict) -> dict:
@@ -71,17 +74,17 @@ def kappa_reprocess():
         return kappa_validate(built)
 
     @task
-    def switch(checked: dict, built: dict) -> dict:
+    def switch(built: dict) -> dict:
         from lk.tasks import kappa_switch
 
-        return kappa_switch(checked, built)
+        return kappa_switch(built)
 
     checked = preflight(mode_gate())
     built = new_version(checked)
-    waited = caught_up(checked, built)
+    waited = caught_up(built)
     validated = validate(built)
     waited >> validated
-    validated >> switch(checked, built)
+    validated >> switch(built)
 
 
 kappa_reprocess()

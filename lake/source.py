@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from config.errors import LkError
+
+if TYPE_CHECKING:
+    from config.settings import ViewSettings
+    from views.base import View
 
 PART = "part"
 """The partition column of a table that holds several kinds of rows (a lane's log)."""
@@ -52,23 +56,40 @@ class StateTable:
         return self.path if self.part is None else f"{self.path} [{self.part}]"
 
 
+class Label(Protocol):
+    """Adds ``status`` (``final`` or ``provisional``) to presented rows of a view.
+
+    What makes a row final is the design's rule, so the design that builds a source
+    hands it its rule (:mod:`designs.lambda_arch.source`, :mod:`designs.kappa.versions`).
+    """
+
+    def __call__(
+        self, spark: SparkSession, view: View, rows: DataFrame, settings: ViewSettings
+    ) -> DataFrame:
+        """``rows`` of ``view`` with ``status`` added."""
+        ...
+
+
+def all_provisional(
+    spark: SparkSession, view: View, rows: DataFrame, settings: ViewSettings
+) -> DataFrame:
+    """Every row ``provisional``: a source that knows of nothing settled."""
+    return rows.withColumn("status", F.lit("provisional"))
+
+
 @dataclass(frozen=True)
 class ServingSource:
     """Where every serving view is read from, and why.
 
     Attributes:
-        design: ``lambda`` or ``kappa``.
         description: what is served, for people (``batch run X + speed layer``).
         tables: view name -> its merged state.
-        batch_tables: view name -> the batch run's table (Lambda), to tell final rows.
-        clock: the streaming lane's event-time clock, if a lane is served.
+        label: the design's rule for telling final rows from provisional ones.
         watched: tables whose commits are the only things that can change this source
             (a reader keeping a copy probes these before asking again).
     """
 
-    design: str
     description: str
     tables: dict[str, StateTable]
-    batch_tables: dict[str, StateTable] = field(default_factory=dict)
-    clock: datetime | None = None
+    label: Label = field(default=all_provisional, compare=False)
     watched: tuple[str, ...] = ()

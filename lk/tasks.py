@@ -75,18 +75,21 @@ def broker_health() -> dict[str, Any]:
 def batch_run(force: bool = False) -> dict[str, Any]:
     """One Lambda batch run in one call (the function ``lk batch`` calls)."""
     from batch_layer.job import run_batch
+    from designs.platform import build
 
     settings = load_settings()
-    result = run_batch(_session(settings, "batch"), settings, force=force)
+    result = run_batch(_session(settings, "batch"), settings, build(settings).registry, force=force)
     return {**result.run.as_dict(), "skipped": result.skipped}
 
 
 def batch_compute(force: bool = False) -> dict[str, Any]:
     """Freeze a cutoff, land the log and write every view of a new, unpublished run."""
     from batch_layer.job import compute_run
+    from designs.platform import build
 
     settings = load_settings()
-    result = compute_run(_session(settings, "batch-compute"), settings, force=force)
+    spark = _session(settings, "batch-compute")
+    result = compute_run(spark, settings, build(settings).registry, force=force)
     return {**result.run.as_dict(), "skipped": result.skipped}
 
 
@@ -110,12 +113,14 @@ def batch_validate(run: dict[str, Any]) -> dict[str, Any]:
         QualityError: a check failed; the run is recorded ``failed`` and never published.
     """
     from batch_layer.job import validate_run
+    from designs.platform import build
 
     if run["skipped"]:
         return {"run_id": run["run_id"], "skipped": True, "checks": {}}
     settings = load_settings()
     spark = _session(settings, "batch-validate")
-    reports = validate_run(spark, settings, _computed_run(spark, settings, run["run_id"]))
+    computed = _computed_run(spark, settings, run["run_id"])
+    reports = validate_run(spark, settings, computed, build(settings).registry)
     return {
         "run_id": run["run_id"],
         "skipped": False,
@@ -229,7 +234,10 @@ def speed_lag_check(process: dict[str, Any]) -> dict[str, Any]:
 
 
 def kappa_preflight() -> dict[str, Any]:
-    """The retained log is complete (starts at offset 0); the versions and the log end.
+    """Before anything is opened: the retained log is complete (starts at offset 0).
+
+    Returns the log end and the versions, for the run's record; ``kappa_new_version``
+    measures the target itself (:func:`~designs.kappa.reprocess.begin`).
 
     Raises:
         TruncatedLogError: retention or a delete removed history.
@@ -250,29 +258,45 @@ def kappa_preflight() -> dict[str, Any]:
     }
 
 
-def kappa_new_version(preflight: dict[str, Any], views: dict[str, Any] | None) -> dict[str, Any]:
-    """Create version n+1 and start its replay from offset 0 (a detached ``lk kappa build``).
+def _kappa_settings(views: dict[str, Any] | None) -> Settings:
+    """The configured settings with ``views`` (the DAG's parameter) applied on top."""
+    settings = load_settings()
+    if not views:
+        return settings
+    merged = type(settings.views).model_validate(settings.views.model_dump() | views)
+    return settings.model_copy(update={"views": merged})
 
-    The version freezes the configured view settings with ``views`` (the DAG's parameter)
-    applied on top: that is how a logic change reaches a new version.
+
+def kappa_new_version(preflight: dict[str, Any], views: dict[str, Any] | None) -> dict[str, Any]:
+    """Step 1 and the start of 2: resume the unfinished version or open the next, replay it.
+
+    The same :func:`~designs.kappa.reprocess.begin` ``lk kappa reprocess`` calls: an
+    unfinished version with the same view settings is resumed from its checkpoint, other
+    unfinished ones are dropped. The version freezes the configured view settings with
+    ``views`` (the DAG's parameter) applied on top: that is how a logic change reaches a
+    new version. Its replay runs detached (``lk kappa build``), unless one still runs.
     """
+    from designs.kappa.reprocess import begin
     from designs.kappa.versions import open_version
     from lk import detached
 
-    settings = load_settings()
-    if views:
-        settings = settings.model_copy(
-            update={
-                "views": type(settings.views).model_validate(settings.views.model_dump() | views)
-            }
-        )
-    version = max(preflight["versions"], default=0) + 1
-    lane = open_version(_session(settings, "kappa-new"), settings, version)
-    name = KAPPA_BUILD.format(version=version)
-    pid = detached.start(settings, name, ["kappa", "build", str(version)])
-    log.info("v%s replays from offset 0 (pid %s), view settings %s", version, pid, lane.views)
-    frozen = json.loads(json.dumps(lane.views, default=str))
-    return {"version": version, "pid": pid, "view_settings": frozen}
+    settings = _kappa_settings(views)
+    spark = _session(settings, "kappa-new")
+    plan = begin(spark, settings)
+    name = KAPPA_BUILD.format(version=plan.version)
+    pid = detached.running(settings, name)
+    if pid is None:
+        pid = detached.start(settings, name, ["kappa", "build", str(plan.version)])
+    frozen = json.loads(json.dumps(open_version(spark, settings, plan.version).views, default=str))
+    log.info(
+        "v%s replays (pid %s, resumed %s, dropped %s), view settings %s",
+        plan.version,
+        pid,
+        plan.resumed,
+        plan.abandoned,
+        frozen,
+    )
+    return {**plan.as_dict(), "pid": pid, "view_settings": frozen}
 
 
 def _metrics_offsets(settings: Settings, version: int) -> dict[int, int] | None:
@@ -292,8 +316,8 @@ def _metrics_offsets(settings: Settings, version: int) -> dict[int, int] | None:
     return processed_offsets(read_metrics(spark, root), settings.kafka.events_topic)
 
 
-def kappa_caught_up(preflight: dict[str, Any], built: dict[str, Any]) -> bool:
-    """Sensor poke: has the new version reached the log end measured at preflight?
+def kappa_caught_up(built: dict[str, Any]) -> bool:
+    """Sensor poke: has the new version reached the log end its plan measured?
 
     Raises:
         RuntimeError: the replay process exited before reaching it.
@@ -302,7 +326,7 @@ def kappa_caught_up(preflight: dict[str, Any], built: dict[str, Any]) -> bool:
 
     settings = load_settings()
     version = built["version"]
-    target = {int(p): o for p, o in preflight["target"].items()}
+    target = {int(p): o for p, o in built["target"].items()}
     name = KAPPA_BUILD.format(version=version)
     # Liveness first: a replay that reaches the target writes its metrics, then exits.
     gone = detached.running(settings, name) is None
@@ -316,57 +340,46 @@ def kappa_caught_up(preflight: dict[str, Any], built: dict[str, Any]) -> bool:
 
 
 def kappa_validate(built: dict[str, Any]) -> dict[str, Any]:
-    """Great Expectations over every view of the new version (keys, non-negative columns).
+    """Steps 3 and 4: the replay is complete, and every view of it passes Great Expectations.
 
     Raises:
+        TruncatedLogError: the replay did not start at offset 0.
+        DroppedEventsError: it dropped records behind a watermark.
         QualityError: a check failed; the switch does not happen, the old version serves.
     """
-    from designs.kappa.versions import EPOCH, open_version
+    from designs.kappa.gate import validate_version
+    from designs.kappa.reprocess import ReprocessPlan, check_complete
     from designs.platform import build
-    from quality.checks import TableChecks, require, run_checks
-    from speed_layer.lane_log import state_table
 
     settings = load_settings()
     spark = _session(settings, "kappa-validate")
-    lane = open_version(spark, settings, built["version"])
-    reports = []
-    for view in build(settings).registry:
-        presented = view.serve(state_table(lane, EPOCH, view.name).read(spark))
-        checks = TableChecks(
-            table=view.name, not_null=view.key, unique_key=view.key, non_negative=view.non_negative
-        )
-        reports.append(run_checks(presented, checks))
-    require(reports)
+    plan = ReprocessPlan.of(built)
+    check_complete(spark, settings, plan)
+    reports = validate_version(spark, settings, plan.version, build(settings).registry)
     return {r.table: f"{r.evaluated} expectations passed" for r in reports}
 
 
-def kappa_switch(preflight: dict[str, Any], built: dict[str, Any]) -> dict[str, Any]:
-    """Save the v-old/v-new diff, point readers at the new version; the old one stays."""
-    from designs.kappa.reprocess import diff_versions
-    from designs.kappa.versions import point_to
-    from lake import storage
-    from lake.tables import Tables
+def kappa_switch(built: dict[str, Any]) -> dict[str, Any]:
+    """Step 5: save the v-old/v-new diff, point readers at the new version; the old one stays."""
+    from designs.kappa.reprocess import ReprocessPlan, switch
+    from designs.platform import build
 
     settings = load_settings()
-    spark = _session(settings, "kappa-switch")
-    tables = Tables.of(settings)
-    version, previous = built["version"], preflight["serving"]
-    diff = diff_versions(spark, settings, previous, version) if previous else {}
-    if diff:
-        path = tables.path("kappa", "diffs", f"v{previous}_v{version}.json")
-        storage.write_text(spark, path, json.dumps(diff, indent=2))
-    note = f"replayed {preflight['offsets']} offsets; previous v{previous}" if previous else "first"
-    point_to(spark, tables, version, "publish", note=note)
+    plan = ReprocessPlan.of(built)
+    diff = switch(_session(settings, "kappa-switch"), settings, plan, build(settings).registry)
+    previous = plan.previous
     rollback = f"`lk kappa rollback` returns to v{previous}" if previous else "no earlier version"
-    return {"version": version, "previous": previous, "diff": diff, "rollback": rollback}
+    return {"version": plan.version, "previous": previous, "diff": diff, "rollback": rollback}
 
 
 def kappa_reprocess() -> dict[str, Any]:
-    """Replay the log into a new Kappa version and switch readers (``lk kappa reprocess``)."""
+    """All five steps in this process (``lk kappa reprocess``)."""
     from designs.kappa.reprocess import reprocess
+    from designs.platform import build
 
     settings = load_settings()
-    result = reprocess(_session(settings, "kappa"), settings)
+    spark = _session(settings, "kappa")
+    result = reprocess(spark, settings, build(settings).registry)
     return {"version": result.version, "previous": result.previous, "diff": result.diff}
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from config.settings import ViewSettings
 from lake.source import ServingSource, ViewNotReadyError
@@ -25,44 +24,15 @@ def read_view(
     *,
     with_status: bool = False,
 ) -> DataFrame:
-    """Presented rows of ``view`` from ``source``, in key order (optionally labelled)."""
+    """Presented rows of ``view`` from ``source``, in key order.
+
+    ``with_status`` adds ``status`` (``final`` or ``provisional``) by the rule of the
+    design that built ``source`` (``source.label``).
+    """
     presented = view.serve(serving_state(spark, view, source))
     if with_status:
-        presented = label(spark, settings, view, presented, source)
+        presented = source.label(spark, view, presented, settings)
     return presented.orderBy(*view.order_by) if view.order_by else presented
-
-
-def label(
-    spark: SparkSession,
-    settings: ViewSettings,
-    view: View,
-    rows: DataFrame,
-    source: ServingSource,
-) -> DataFrame:
-    """Add ``status``: ``final`` or ``provisional``.
-
-    Lambda: a row is final when the batch layer computed it exactly as served (no speed
-    contribution); rows that include speed results are provisional until the next batch
-    recomputes them. Kappa: a row is final once its ``settles_with`` time is behind the
-    view's watermark (events that late are excluded for good), provisional before.
-    """
-    if source.design == "lambda":
-        batch = source.batch_tables.get(view.name)
-        if batch is None or batch == source.tables.get(view.name):
-            return rows.withColumn("status", F.lit("final"))
-        finals = view.present(batch.read(spark)).withColumn("_final", F.lit(1))
-        joined = rows.join(finals, rows.columns, "left")
-        return joined.withColumn(
-            "status", F.when(F.col("_final").isNotNull(), "final").otherwise("provisional")
-        ).drop("_final")
-    clock = source.clock
-    if clock is None or view.settles_with is None:
-        return rows.withColumn("status", F.lit("provisional"))
-    watermark = clock - settings.lateness(view.name)
-    return rows.withColumn(
-        "status",
-        F.when(F.col(view.settles_with) <= F.lit(watermark), "final").otherwise("provisional"),
-    )
 
 
 __all__ = ["ViewNotReadyError", "read_view", "serving_state"]

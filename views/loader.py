@@ -127,8 +127,8 @@ def load_registry(settings: Settings, contract: EventContract) -> ViewRegistry:
 def registry_for(settings: Settings) -> ViewRegistry:
     """The registry ``settings`` configure: their event contract and view module.
 
-    ``designs.platform.build`` builds it once per platform; this is the fallback of library
-    calls made without one (tests, notebooks).
+    ``designs.platform.build`` builds it once per platform and hands it to the engines,
+    which never build one themselves; this is for code that has no platform (notebooks).
     """
     from event_log.configured import load_contract
 

@@ -23,6 +23,7 @@ from batch_layer.job import run_batch
 from chaos.bench import Bench, rng_for
 from chaos.procs import LkProcess, wait_for
 from chaos.results import Outcome
+from designs.platform import build
 from infra.local import free_ports
 from measure.stats import percentile
 
@@ -83,7 +84,7 @@ def run(bench: Bench, seed: int, requests: int = 3_000) -> Outcome:
     outcome = Outcome(NAME, seed)
     settings = bench.fresh("lambda")
     bench.produce(settings, bench.workload(seed))
-    run_batch(bench.spark, settings)
+    run_batch(bench.spark, settings, build(settings).registry)
     port = free_ports(1)[0]
     base = f"http://127.0.0.1:{port}"
     server = LkProcess(settings, ["serve", "--port", str(port)], bench.folder)

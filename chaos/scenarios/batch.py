@@ -15,6 +15,7 @@ from chaos.bench import Bench, lane_dir, rng_for
 from chaos.procs import WAIT_S, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
+from designs.platform import build
 from lake import storage
 from lake.tables import Tables
 
@@ -52,7 +53,7 @@ def run(bench: Bench, seed: int) -> Outcome:
     records = bench.workload(seed)
     split = len(records) // 2
     bench.produce(settings, records[:split])
-    first = run_batch(bench.spark, settings).run
+    first = run_batch(bench.spark, settings, build(settings).registry).run
     bench.produce(settings, records[split:])
     before = {
         "run": first.run_id,
@@ -100,7 +101,7 @@ def run(bench: Bench, seed: int) -> Outcome:
         bench.spark, settings, None, cutoff=serving.cutoff, catalog_cutoff=serving.catalog_cutoff
     )
     outcome.notes.append(f"after the kill ({serving.run_id}): {old.describe()}")
-    rerun = run_batch(bench.spark, settings).run  # the next `lk batch`
+    rerun = run_batch(bench.spark, settings, build(settings).registry).run  # the next `lk batch`
     new = check_served(
         bench.spark, settings, None, cutoff=rerun.cutoff, catalog_cutoff=rerun.catalog_cutoff
     )

@@ -24,6 +24,7 @@ from designs.kappa.versions import (
     serving_version,
     version_settings,
 )
+from designs.platform import build
 from lake.tables import Tables
 
 NAME = "kappa_sigkill"
@@ -46,7 +47,7 @@ def run(bench: Bench, seed: int) -> Outcome:
     settings = bench.fresh("kappa", views={"allowed_lateness": lateness})
     tables = Tables.of(settings)
     bench.produce(settings, bench.workload(seed))
-    kappa.reprocess(bench.spark, settings)  # v1
+    kappa.reprocess(bench.spark, settings, build(settings).registry)  # v1
     changed = with_sections(settings, views={"tumbling_window": timedelta(minutes=2)})
     moment = rng.choice(MOMENTS)
     pointer = lane_dir(settings, "kappa", "pointer", "_delta_log")
@@ -71,7 +72,7 @@ def run(bench: Bench, seed: int) -> Outcome:
     outcome.faults = 1
     version, seen = _served_as_its_version(bench, changed)
     outcome.notes.append(f"killed {moment}; v{version} serves: {seen.describe()}")
-    rerun = kappa.reprocess(bench.spark, changed) if version == 1 else None
+    rerun = kappa.reprocess(bench.spark, changed, build(changed).registry) if version == 1 else None
     if rerun is not None:
         outcome.notes.append(
             f"rerun: v{rerun.version} resumed={rerun.resumed} abandoned={list(rerun.abandoned)}"

@@ -67,7 +67,9 @@ def _kill_at(moment: str, speed: LkProcess, bench: Bench, settings, rng, checkpo
         )
     elif moment == "rebase":
         wait_for(lambda: bool(checkpoint_ids(checkpoint, "commits")), "a commit", WAIT_S, speed)
-        run_batch(bench.spark, settings)  # published under the running lane
+        run_batch(
+            bench.spark, settings, build(settings).registry
+        )  # published under the running lane
         time.sleep(rng.uniform(0.0, 3.0))  # the lane follows it at its next poll
     planned = _planned_uncommitted(checkpoint)
     speed.kill()

@@ -10,6 +10,19 @@ A reprocess killed before its switch leaves a version that never served. The nex
 over) if it froze the same view settings; otherwise it drops it and names it. A replay
 is called complete only if it started at offset 0 of every partition and reached the
 log end: retention that deleted history under it is refused, not served.
+
+One reprocess is five steps, and both routes run the same ones: ``lk kappa reprocess``
+calls them in a row (:func:`reprocess`); the ``kappa_reprocess`` DAG runs them as tasks
+(``lk.tasks``), the replay detached (``lk kappa build``) while a sensor waits:
+
+1. :func:`begin`: the log is complete; resume the unfinished version or open the next;
+2. :func:`replay_version`: replay the log into it, up to the log end;
+3. :func:`check_replay_complete`: it started at offset 0, reached the end, dropped none;
+4. :func:`~designs.kappa.gate.validate_version`: Great Expectations over every view;
+5. :func:`switch`: save the diff against the serving version, move the pointer.
+
+A version that fails 3 or 4 never serves and stays unfinished (the next reprocess with
+the same view settings resumes it, and refuses it again until the data or views change).
 """
 
 from __future__ import annotations
@@ -19,12 +32,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import reduce
+from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 
 from config.settings import Settings
+from designs.kappa.diff import diff_versions
+from designs.kappa.gate import validate_version
 from designs.kappa.versions import (
     EPOCH,
     KappaError,
@@ -43,11 +57,8 @@ from speed_layer import progress
 from speed_layer.checkpoint import first_offsets, last_committed, planned_offsets
 from speed_layer.epoch import Epoch
 from speed_layer.lane import Lane, lane_root
-from speed_layer.lane_log import state_table
 from speed_layer.metrics import read_metrics, watermark_drops
 from speed_layer.stream import LaneRun, run_lane
-from views.base import View
-from views.loader import registry_for
 from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
@@ -72,6 +83,51 @@ class ReprocessResult:
     diff: dict[str, dict[str, int]]
     resumed: bool = False
     abandoned: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReprocessPlan:
+    """What one reprocess builds (step 1's answer, which every later step is handed).
+
+    Attributes:
+        version: the version it replays into.
+        previous: the version serving when it began (None: the first).
+        target: per partition, the log end it must reach.
+        resumed: it finishes a version a killed reprocess left.
+        abandoned: unfinished versions it dropped (other view settings).
+    """
+
+    version: int
+    previous: int | None
+    target: dict[int, int]
+    resumed: bool = False
+    abandoned: tuple[int, ...] = ()
+
+    @property
+    def offsets(self) -> int:
+        """How many offsets the replay covers."""
+        return sum(self.target.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready (an Airflow task hands it to the next one as XCom)."""
+        return {
+            "version": self.version,
+            "previous": self.previous,
+            "target": {str(p): o for p, o in self.target.items()},
+            "resumed": self.resumed,
+            "abandoned": list(self.abandoned),
+        }
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> ReprocessPlan:
+        """The plan :meth:`as_dict` wrote."""
+        return cls(
+            int(data["version"]),
+            data["previous"],
+            {int(p): int(o) for p, o in data["target"].items()},
+            bool(data["resumed"]),
+            tuple(data["abandoned"]),
+        )
 
 
 def unfinished_versions(spark: SparkSession, tables: Tables) -> list[int]:
@@ -129,6 +185,48 @@ def check_replay_complete(
             "(stream.dedup_horizon is set and the log's partitions diverge by more in Kafka "
             "time); not calling it complete. Unset stream.dedup_horizon and reprocess."
         )
+
+
+def begin(spark: SparkSession, settings: Settings) -> ReprocessPlan:
+    """Step 1: refuse a truncated log, then resume the unfinished version or open the next.
+
+    The version is created with ``settings.views`` frozen into it (a resumed one froze
+    the same).
+    """
+    target = check_log_complete(settings)
+    previous = serving_version(spark, Tables.of(settings))
+    version, resumed, abandoned = _next_version(spark, settings)
+    if resumed:
+        log.info("resuming unfinished v%d from its checkpoint", version)
+    open_version(spark, settings, version)
+    return ReprocessPlan(version, previous, target, resumed, tuple(abandoned))
+
+
+def check_complete(spark: SparkSession, settings: Settings, plan: ReprocessPlan) -> None:
+    """Step 3: :func:`check_replay_complete` for the plan's version and log end."""
+    lane = open_version(spark, settings, plan.version)
+    check_replay_complete(spark, settings, lane, plan.target)
+
+
+def switch(
+    spark: SparkSession, settings: Settings, plan: ReprocessPlan, registry: ViewRegistry
+) -> dict[str, dict[str, int]]:
+    """Step 5: save the per-view diff against the previous version, then move the pointer.
+
+    The previous version stays on storage (``rollback`` returns to it). Returns the diff.
+    """
+    tables = Tables.of(settings)
+    version, previous = plan.version, plan.previous
+    diff = diff_versions(spark, settings, previous, version, registry) if previous else {}
+    if diff:
+        storage.write_text(
+            spark,
+            tables.path("kappa", "diffs", f"v{previous}_v{version}.json"),
+            json.dumps(diff, indent=2),
+        )
+    note = f"replayed {plan.offsets} offsets; previous v{previous}" if previous else "first"
+    point_to(spark, tables, version, "publish", note=note)
+    return diff
 
 
 def kappa_epoch() -> Epoch:
@@ -216,116 +314,51 @@ def replay_version(
 def reprocess(
     spark: SparkSession,
     settings: Settings,
-    registry: ViewRegistry | None = None,
+    registry: ViewRegistry,
     *,
     on_progress: Callable[[int, int], None] | None = None,
     before_switch: Callable[[int], None] | None = None,
 ) -> ReprocessResult:
-    """Build the next version from offset 0, then switch readers to it.
+    """Build the next version from offset 0, check and validate it, then switch readers.
+
+    The five steps of the module docstring in a row, in this process.
 
     Args:
         spark: the session.
         settings: settings whose view parameters the new version freezes.
         registry: the views to build.
         on_progress: ``(offsets processed, offsets to process)`` after each micro-batch.
-        before_switch: called with the new version once it has caught up, just before
-            the switch (tests query the old version there).
+        before_switch: called with the new version once it has caught up and passed its
+            checks, just before the switch (tests query the old version there).
+
+    Raises:
+        TruncatedLogError: the log, or the replay, does not start at offset 0.
+        DroppedEventsError: the replay dropped records behind a watermark.
+        QualityError: a view of the new version failed its checks; the old one serves.
     """
     started = time.perf_counter()
-    registry = registry or registry_for(settings)
-    tables = Tables.of(settings)
-    target = check_log_complete(settings)
-    total = sum(target.values())
-    previous = serving_version(spark, tables)
-    version, resumed, abandoned = _next_version(spark, settings)
-    if resumed:
-        log.info("resuming unfinished v%d from its checkpoint", version)
-    lane = open_version(spark, settings, version)
+    plan = begin(spark, settings)
+    lane = open_version(spark, settings, plan.version)
 
     def report(metrics: dict) -> None:
         if on_progress:
             ends: dict[str, int] = next(iter((metrics.get("end_offsets") or {}).values()), {})
-            on_progress(sum(int(o) for o in ends.values()), total)
+            on_progress(sum(int(o) for o in ends.values()), plan.offsets)
 
-    replay_version(spark, settings, lane, registry, target, on_progress=report)
-    check_replay_complete(spark, settings, lane, target)
+    replay_version(spark, settings, lane, registry, plan.target, on_progress=report)
+    check_complete(spark, settings, plan)
+    validate_version(spark, settings, plan.version, registry)
     if before_switch:
-        before_switch(version)
-    diff = diff_versions(spark, settings, previous, version, registry) if previous else {}
-    if diff:
-        storage.write_text(
-            spark,
-            tables.path("kappa", "diffs", f"v{previous}_v{version}.json"),
-            json.dumps(diff, indent=2),
-        )
-    point_to(
-        spark,
-        tables,
-        version,
-        "publish",
-        note=f"replayed {total} offsets; previous v{previous}" if previous else "first",
-    )
+        before_switch(plan.version)
+    diff = switch(spark, settings, plan, registry)
     return ReprocessResult(
-        version,
-        previous,
-        total,
+        plan.version,
+        plan.previous,
+        plan.offsets,
         time.perf_counter() - started,
         diff,
-        resumed=resumed,
-        abandoned=tuple(abandoned),
-    )
-
-
-def _presented(spark: SparkSession, settings: Settings, version: int, view: View) -> DataFrame:
-    lane = open_version(spark, settings, version)
-    return view.serve(state_table(lane, EPOCH, view.name).read(spark))
-
-
-def diff_versions(
-    spark: SparkSession,
-    settings: Settings,
-    old: int,
-    new: int,
-    registry: ViewRegistry | None = None,
-) -> dict[str, dict[str, int]]:
-    """Per view: rows in each version, rows in only one, matched rows whose values differ.
-
-    One Spark job for every view (a full outer join per view, their counts unioned), not
-    five counts per view: the diff is on the path from a caught-up replay to the switch.
-    """
-    counts = [
-        diff_counts(
-            _presented(spark, settings, old, view),
-            _presented(spark, settings, new, view),
-            list(view.key),
-        ).select(F.lit(view.name).alias("view"), "*")
-        for view in registry or registry_for(settings)
-    ]
-    rows = reduce(DataFrame.unionByName, counts).collect()
-    return {r["view"]: {k: v for k, v in r.asDict().items() if k != "view"} for r in rows}
-
-
-def diff_counts(old: DataFrame, new: DataFrame, keys: list[str]) -> DataFrame:
-    """One row: ``rows_old``, ``rows_new``, ``only_old``, ``only_new`` and ``changed``.
-
-    Rows are matched on ``keys`` (a view's key names one presented row; a null key
-    matches nothing); ``changed`` counts matched rows that differ in a column both have.
-    """
-    values = [c for c in old.columns if c not in keys and c in new.columns]
-    a = old.select(*keys, F.struct(*values).alias("_old"))
-    b = new.select(*keys, F.struct(*values).alias("_new"))
-    in_old, in_new = F.col("_old").isNotNull(), F.col("_new").isNotNull()
-    same = reduce(
-        lambda x, y: x & y,
-        [F.col("_old")[c].eqNullSafe(F.col("_new")[c]) for c in values],
-        F.lit(True),
-    )
-    return a.join(b, keys, "full_outer").agg(
-        F.count(F.when(in_old, 1)).alias("rows_old"),
-        F.count(F.when(in_new, 1)).alias("rows_new"),
-        F.count(F.when(in_old & ~in_new, 1)).alias("only_old"),
-        F.count(F.when(in_new & ~in_old, 1)).alias("only_new"),
-        F.count(F.when(in_old & in_new & ~same, 1)).alias("changed"),
+        resumed=plan.resumed,
+        abandoned=plan.abandoned,
     )
 
 

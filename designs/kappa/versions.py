@@ -12,18 +12,19 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from config.errors import LkError
 from config.settings import Settings, ViewSettings
 from lake import storage
 from lake.inline import row_of
-from lake.source import ServingSource, ViewNotReadyError
+from lake.source import Label, ServingSource, ViewNotReadyError
 from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import Lane, find_lane, open_lane
 from speed_layer.lane_log import state_table
+from views.base import View
 from views.registry import ViewRegistry
 
 POINTER_COLUMNS = {"version": "int", "action": "string", "at": "timestamp", "note": "string"}
@@ -106,6 +107,33 @@ def version_settings(settings: Settings, lane: Lane) -> Settings:
     return settings.model_copy(update={"views": ViewSettings.model_validate(lane.views)})
 
 
+def presented(spark: SparkSession, settings: Settings, version: int, view: View) -> DataFrame:
+    """The rows readers would be served of ``view`` from ``version``."""
+    lane = open_version(spark, settings, version)
+    return view.serve(state_table(lane, EPOCH, view.name).read(spark))
+
+
+def settled(clock: datetime | None) -> Label:
+    """Kappa's rule: a row is final once its ``settles_with`` time is behind the watermark.
+
+    The watermark is the lane's event-time ``clock`` less the view's allowed lateness:
+    events later than that are excluded for good, so such a row can no longer change.
+    """
+
+    def label(
+        spark: SparkSession, view: View, rows: DataFrame, settings: ViewSettings
+    ) -> DataFrame:
+        if clock is None or view.settles_with is None:
+            return rows.withColumn("status", F.lit("provisional"))
+        watermark = clock - settings.lateness(view.name)
+        return rows.withColumn(
+            "status",
+            F.when(F.col(view.settles_with) <= F.lit(watermark), "final").otherwise("provisional"),
+        )
+
+    return label
+
+
 def kappa_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -> ServingSource:
     """The serving source in Kappa mode: the pointer's version."""
     version = serving_version(spark, tables)
@@ -115,9 +143,8 @@ def kappa_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) ->
     state = {v.name: state_table(lane, EPOCH, v.name) for v in registry}
     last = progress.latest(spark, lane)
     return ServingSource(
-        "kappa",
         f"kappa v{version}",
         state,
-        clock=last.max_event_time if last else None,
+        settled(last.max_event_time if last else None),
         watched=(pointer_path(tables),),
     )

@@ -14,7 +14,6 @@ from speed_layer.epoch import Epoch
 from speed_layer.lane import open_lane
 from speed_layer.stream import LaneRun, run_lane
 from views.base import View
-from views.loader import registry_for
 from views.registry import ViewRegistry
 
 LAMBDA_LANE = "lambda-speed"
@@ -54,7 +53,7 @@ def lambda_epoch(spark: SparkSession, settings: Settings) -> Callable[[], Epoch]
 def run_speed(
     spark: SparkSession,
     settings: Settings,
-    registry: ViewRegistry | None = None,
+    registry: ViewRegistry,
     *,
     until_caught_up: bool = False,
     on_progress: Callable[[dict], None] | None = None,
@@ -65,7 +64,7 @@ def run_speed(
         spark,
         settings,
         lane,
-        registry or registry_for(settings),
+        registry,
         lambda_epoch(spark, settings),
         until_caught_up=until_caught_up,
         on_progress=on_progress,

@@ -11,26 +11,55 @@ offsets at or after its cutoff ``C_k``:
   micro-batches: :meth:`speed_layer.micro_batch.MicroBatchProcessor.follow_epoch`).
   Serving run k alone would drop what the lane read past ``C_k``; mixing run k with the
   old epoch would count the absorbed speed results twice.
+
+A served row is final when the batch layer computed it exactly as served (no speed
+contribution); rows that include speed results are provisional until the next batch
+recomputes them (:func:`batch_final`).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from batch_layer import runs
+from config.settings import ViewSettings
 from designs.lambda_arch.epochs import INITIAL, LAMBDA_LANE
 from lake import storage
-from lake.source import ServingSource, StateTable, ViewNotReadyError
+from lake.source import Label, ServingSource, StateTable, ViewNotReadyError
 from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import find_lane, lane_root
 from speed_layer.lane_log import state_table
+from views.base import View
 from views.registry import ViewRegistry
 
 
 def watched_tables(tables: Tables) -> tuple[str, ...]:
     """The runs log and the lane's log: only their commits move the source."""
     return (tables.batch_runs, f"{lane_root(tables, LAMBDA_LANE)}/log")
+
+
+def batch_final(served: dict[str, StateTable], batch: dict[str, StateTable]) -> Label:
+    """Lambda's rule: a row is final when the batch run's table holds it as served.
+
+    A view served straight from its batch table (or with no batch table to compare
+    with) is final throughout.
+    """
+
+    def label(
+        spark: SparkSession, view: View, rows: DataFrame, settings: ViewSettings
+    ) -> DataFrame:
+        table = batch.get(view.name)
+        if table is None or table == served.get(view.name):
+            return rows.withColumn("status", F.lit("final"))
+        finals = view.present(table.read(spark)).withColumn("_final", F.lit(1))
+        joined = rows.join(finals, rows.columns, "left")
+        return joined.withColumn(
+            "status", F.when(F.col("_final").isNotNull(), "final").otherwise("provisional")
+        ).drop("_final")
+
+    return label
 
 
 def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -> ServingSource:
@@ -54,11 +83,11 @@ def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -
         description = f"batch run {last.epoch} + speed layer"
         if run is not None and last.epoch != run.run_id:
             description += f" (rebasing onto batch run {run.run_id})"
-        return ServingSource("lambda", description, state, batch, last.max_event_time, watched)
+        return ServingSource(description, state, batch_final(state, batch), watched)
     if run is None:
         raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
     views = {name: StateTable(tables.batch_view(run.run_id, name)) for name in run.views}
-    return ServingSource("lambda", f"batch run {run.run_id}", views, dict(views), None, watched)
+    return ServingSource(f"batch run {run.run_id}", views, batch_final(views, views), watched)
 
 
 def _covers(cutoff: dict[int, int], read: dict[int, int]) -> bool:

@@ -57,7 +57,7 @@ def compare_command(
     ] = False,
 ) -> None:
     """Run one seeded workload through Lambda, Kappa and the oracle; write the report."""
-    from compare.options import CompareOptions
+    from compare.options import DESIGNS, CompareOptions
     from compare.run import run_compare
     from measure.machine import broker
 
@@ -74,7 +74,7 @@ def compare_command(
         sustainable_trials=sustainable_trials,
         sustainable_seconds=sustainable_seconds,
         scaling=tuple(int(n) for n in scaling.split(",")) if scaling else (),
-        order=(first, "kappa" if first == "lambda" else "lambda"),
+        order=(first, *(design for design in DESIGNS if design != first)),
     )
     config = settings()
     with ExitStack() as stack:

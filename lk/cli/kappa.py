@@ -15,7 +15,7 @@ app = typer.Typer(help="Kappa versions: reprocess, rollback, drop.", no_args_is_
 
 @app.command()
 def reprocess() -> None:
-    """Replay the whole retained log into version n+1, then switch readers to it."""
+    """Replay the whole retained log into version n+1, check it, then switch readers to it."""
     from designs.kappa.reprocess import reprocess
     from lake.spark import build_session
 
@@ -51,8 +51,9 @@ def reprocess() -> None:
 def build(version: Annotated[int, typer.Argument(help="The version to replay into.")]) -> None:
     """Replay the log from offset 0 into an existing version up to the log end; no switch.
 
-    The step the ``kappa_reprocess`` DAG runs detached while its sensor waits; the DAG
-    then validates the version and switches readers itself.
+    The replay step (``designs.kappa.reprocess.replay_version``) the ``kappa_reprocess``
+    DAG runs detached while its sensor waits; the DAG's next tasks check, validate and
+    switch with the steps ``lk kappa reprocess`` runs.
     """
     from designs.kappa.reprocess import replay_version
     from designs.kappa.versions import existing_versions, open_version

@@ -8,6 +8,7 @@ from pyspark.testing import assertDataFrameEqual
 from batch_layer import runs
 from batch_layer.job import BatchResult, read_batch_state, run_batch
 from config.settings import Settings
+from designs.platform import build
 from lake.tables import Tables
 from oracle import consume_all
 from tests.support.kafka import produce_spec
@@ -25,7 +26,7 @@ def first_run(spark, kafka_settings) -> tuple[Settings, BatchResult]:
 
     settings = fresh_topics(kafka_settings)
     produce_spec(settings, SPEC)
-    return settings, run_batch(spark, settings)
+    return settings, run_batch(spark, settings, build(settings).registry)
 
 
 def test_batch_views_equal_the_oracle(spark, first_run):
@@ -47,9 +48,9 @@ def test_batch_views_equal_the_oracle(spark, first_run):
 
 def test_rerun_changes_nothing_and_forced_rerun_gives_identical_tables(spark, first_run):
     settings, first = first_run
-    again = run_batch(spark, settings)
+    again = run_batch(spark, settings, build(settings).registry)
     assert again.skipped and again.run.run_id == first.run.run_id
-    forced = run_batch(spark, settings, force=True)
+    forced = run_batch(spark, settings, build(settings).registry, force=True)
     assert forced.run.run_id != first.run.run_id and forced.run.cutoff == first.run.cutoff
     tables = Tables.of(settings)
     for view in default_registry():
@@ -71,10 +72,10 @@ def test_a_run_that_dies_midway_leaves_the_previous_views_published(spark, first
             raise KeyboardInterrupt("killed midway")
 
     with pytest.raises(KeyboardInterrupt):
-        run_batch(spark, settings, on_view=crash)
+        run_batch(spark, settings, build(settings).registry, on_view=crash)
     assert runs.latest_published(spark, tables).run_id == published.run_id
     view = default_registry().get("revenue_by_category")
     assert read_batch_state(spark, settings, view).count() > 0
-    recovered = run_batch(spark, settings)
+    recovered = run_batch(spark, settings, build(settings).registry)
     assert recovered.run.status == "published"
     assert sum(recovered.run.cutoff.values()) > sum(published.cutoff.values())

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 import pytest
 
+from designs.platform import build
 from tests.dags.conftest import DAGS
 from tests.support.env import lk_env
 
@@ -114,7 +115,7 @@ def test_mode_lambda_runs_lambda_nightly_and_skips_kappa_reprocess(
 
     # The previous run, published the way `lk batch` does (the same compute, validate and
     # publish steps); test_airflow_scheduler.py runs the whole DAG to success.
-    published = run_batch(spark, settings).run
+    published = run_batch(spark, settings, build(settings).registry).run
     assert published.status == "published"
     served = read_served(spark, settings, "revenue_by_category").collect()
     produce_spec(

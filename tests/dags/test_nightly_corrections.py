@@ -11,6 +11,7 @@ from batch_layer import runs
 from batch_layer.job import run_batch
 from config.settings import with_sections
 from designs.lambda_arch import LAMBDA_LANE, run_speed
+from designs.platform import build
 from lake.tables import Tables
 from oracle import consume_all
 from tests.dags.conftest import DAGS
@@ -41,9 +42,9 @@ def test_the_nightly_run_serves_the_batch_corrections(spark, topic_settings, air
     settings = with_sections(topic_settings, stream={"max_offsets_per_trigger": 400})
     use_env(lk_env(settings, LK_MODE="lambda", LK_STREAM__MAX_OFFSETS_PER_TRIGGER="400"))
     produce_spec(settings, HISTORY)
-    run_batch(spark, settings)
+    run_batch(spark, settings, build(settings).registry)
     produce_spec(settings, LIVE)
-    run_speed(spark, settings, until_caught_up=True)
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     events = consume_all(settings, settings.kafka.events_topic)
     assert any(late_counts(events, settings, lane_batches(spark, settings, LAMBDA_LANE)).values())
 

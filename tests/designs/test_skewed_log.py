@@ -23,6 +23,7 @@ from config.settings import Settings, with_sections
 from designs.kappa import reprocess as kappa
 from designs.kappa.versions import lane_name
 from designs.lambda_arch import LAMBDA_LANE, run_speed
+from designs.platform import build
 from designs.status import lane_status
 from oracle import consume_all
 from tests.conftest import fresh_topics
@@ -97,7 +98,7 @@ def test_kappa_replays_a_skewed_log_to_the_oracle_and_counts_each_resend_once(
 ):
     settings, _ = skewed_log(kafka_settings, replay_max_offsets_per_trigger=CAP)
     settings = settings.model_copy(update={"mode": "kappa"})
-    result = kappa.reprocess(spark, settings)
+    result = kappa.reprocess(spark, settings, build(settings).registry)
     assert source_of(spark, settings).description == f"kappa v{result.version}"
     assert_served_per_contract(spark, settings, lane_name(result.version))
 
@@ -112,17 +113,17 @@ def test_a_catching_up_lambda_lane_serves_the_oracle_before_and_after_the_batch_
     spark, kafka_settings
 ):
     settings, timed = skewed_log(kafka_settings, max_offsets_per_trigger=CAP)
-    run_speed(spark, settings, until_caught_up=True)
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     assert_served_per_contract(spark, settings, LAMBDA_LANE)
     before = lane_status(spark, settings, LAMBDA_LANE)
     assert before["micro_batches"] >= 3
     assert before["duplicates"] == duplicates_in_log(settings) == RESENDS
 
-    batch = run_batch(spark, settings)
+    batch = run_batch(spark, settings, build(settings).registry)
     # after the cutoff: re-sends of events below it, which only the lane can recognise
     again = [(ts + 1, p, r) for ts, p, r in timed[:: len(timed) // 25]][:25]
     _send(settings, again)
-    run_speed(spark, settings, until_caught_up=True)
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     assert source_of(spark, settings).description.startswith(f"batch run {batch.run.run_id}")
     assert_served_per_contract(spark, settings, LAMBDA_LANE, cutoff=batch.run.cutoff)
     after = lane_status(spark, settings, LAMBDA_LANE)
@@ -139,7 +140,7 @@ def test_a_dedup_watermark_counts_what_it_drops_and_kappa_refuses_the_version(
     )
     settings = settings.model_copy(update={"mode": "kappa"})
     with pytest.raises(kappa.DroppedEventsError, match=r"dropped \d+ records behind"):
-        kappa.reprocess(spark, settings)
+        kappa.reprocess(spark, settings, build(settings).registry)
     status = lane_status(spark, settings, lane_name(1))
     dropped = status["watermark_drops"]
     assert dropped > 0

@@ -14,12 +14,13 @@ SPEC = WorkloadSpec(events=2_000, users=40, products=20, seed=23)
 def served(spark, kafka_settings) -> Settings:
     """Settings whose storage holds one published batch run over ``SPEC``."""
     from batch_layer.job import run_batch
+    from designs.platform import build
     from tests.conftest import fresh_topics
     from tests.support.kafka import produce_spec
 
     settings = fresh_topics(kafka_settings)
     produce_spec(settings, SPEC)
-    result = run_batch(spark, settings)
+    result = run_batch(spark, settings, build(settings).registry)
     assert not result.skipped and result.run.status == "published"
     return settings
 

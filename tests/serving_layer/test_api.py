@@ -182,7 +182,7 @@ def _tiny_refresher(spark, settings, path: str) -> Refresher:
     return Refresher(
         settings,
         ViewRegistry([passthrough_view("tiny", order_by=("id",))]),
-        lambda _: ServingSource("test", "tiny table", {"tiny": StateTable(path)}),
+        lambda _: ServingSource("tiny table", {"tiny": StateTable(path)}),
         spark=spark,
         interval=3600,
     )

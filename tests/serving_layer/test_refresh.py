@@ -31,7 +31,7 @@ def test_a_commit_resolves_the_source_only_where_the_source_says_it_can_move_it(
 
     def resolve(_spark) -> ServingSource:
         resolved.append(says["watched"])
-        return ServingSource("test", f"source {len(resolved)}", {}, watched=says["watched"])
+        return ServingSource(f"source {len(resolved)}", {}, watched=says["watched"])
 
     refresher = Refresher(
         Settings(),
@@ -66,7 +66,7 @@ def test_without_pointer_tables_every_check_resolves(tmp_path):
 
     def resolve(_spark) -> ServingSource:
         calls.append(1)
-        return ServingSource("test", "any", {})
+        return ServingSource("any", {})
 
     refresher = Refresher(
         Settings(), ViewRegistry([]), resolve, spark=SimpleNamespace(), interval=3600

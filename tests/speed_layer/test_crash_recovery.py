@@ -19,6 +19,7 @@ import oracle
 from batch_layer.job import run_batch
 from config.settings import with_sections
 from designs.lambda_arch import LAMBDA_LANE, run_speed
+from designs.platform import build
 from lake.tables import Tables
 from oracle import consume_all
 from speed_layer import lane_log
@@ -85,7 +86,7 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
         speed.wait()
     killed_at = _committed_batches(settings)
 
-    run_speed(spark, _restart_settings(settings), until_caught_up=True)
+    run_speed(spark, _restart_settings(settings), build(settings).registry, until_caught_up=True)
     assert _committed_batches(settings) > killed_at
     meta = json.loads((lane_root / "_lane.json").read_text())
     assert meta["recoveries"] == 1, "the killed micro-batch was undone and planned again"
@@ -113,7 +114,7 @@ def test_sigkill_in_the_first_micro_batch_of_a_lane_then_restart(spark, topic_se
     records = list(generate(SPEC))
     split = int(len(records) * 0.6)
     produce(settings, records[:split])
-    batch = run_batch(spark, settings).run
+    batch = run_batch(spark, settings, build(settings).registry).run
     catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
     produce(settings, records[split:])
     checkpoint = Path(
@@ -131,7 +132,7 @@ def test_sigkill_in_the_first_micro_batch_of_a_lane_then_restart(spark, topic_se
         speed.wait()
     assert not list(checkpoint.glob("commits/*")), "killed inside the first micro-batch"
 
-    run_speed(spark, _restart_settings(settings), until_caught_up=True)
+    run_speed(spark, _restart_settings(settings), build(settings).registry, until_caught_up=True)
     assert list(checkpoint.glob("commits/*")), "the lane restarted and committed"
     assert_served_per_contract(
         spark, settings, LAMBDA_LANE, cutoff=batch.cutoff, batch_catalog=catalog

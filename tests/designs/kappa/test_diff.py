@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from designs.kappa.reprocess import diff_counts
+from designs.kappa.diff import diff_counts
 
 pytestmark = pytest.mark.integration
 SCHEMA = "k string, w int, total double, note string"

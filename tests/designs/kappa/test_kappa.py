@@ -10,6 +10,7 @@ import oracle
 from config.settings import with_sections
 from designs.kappa import reprocess as kappa
 from designs.kappa.versions import lane_name, serving_version
+from designs.platform import build
 from event_log.topics import delete_records
 from lake.tables import Tables
 from oracle import consume_all
@@ -56,7 +57,7 @@ def _assert_equals_oracle(spark, settings, version: int) -> dict[str, int]:
 
 def test_first_replay_builds_v1_equal_to_the_oracle(spark, kappa_settings):
     settings = kappa_settings
-    result = kappa.reprocess(spark, settings)
+    result = kappa.reprocess(spark, settings, build(settings).registry)
     assert result.version == 1 and result.previous is None
     assert source_of(spark, settings).description == "kappa v1"
     late = _assert_equals_oracle(spark, settings, 1)
@@ -85,7 +86,7 @@ def test_reprocess_with_a_new_window_flips_only_after_catch_up_and_rolls_back(
     def query_old(version: int) -> None:
         seen_during_replay.append(read_served(spark, changed, "revenue_by_category").collect())
 
-    result = kappa.reprocess(spark, changed, before_switch=query_old)
+    result = kappa.reprocess(spark, changed, build(changed).registry, before_switch=query_old)
     assert result.version == 2 and result.previous == 1
     assert seen_during_replay == [before]
     assert (

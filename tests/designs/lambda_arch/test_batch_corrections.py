@@ -12,6 +12,7 @@ from batch_layer.job import run_batch
 from config.settings import with_sections
 from designs.lambda_arch import LAMBDA_LANE, run_speed
 from designs.lambda_arch.source import watched_tables
+from designs.platform import build
 from lake.tables import Tables
 from oracle import consume_all
 from tests.support.expected import (
@@ -56,14 +57,14 @@ def _assert_serving_equals_oracle(spark, settings, run) -> None:
 
 def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, settings):
     produce_spec(settings, HISTORY)
-    run_batch(spark, settings)
+    run_batch(spark, settings, build(settings).registry)
     produce_spec(settings, LIVE)
-    run_speed(spark, settings, until_caught_up=True)
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     events = consume_all(settings, settings.kafka.events_topic)
     late = late_counts(events, settings, lane_batches(spark, settings, LAMBDA_LANE))
     assert all(late.values()), f"the live workload has late events for every view: {late}"
 
-    second = run_batch(spark, settings).run
+    second = run_batch(spark, settings, build(settings).registry).run
     source = source_of(spark, settings)
     assert source.description == f"batch run {second.run_id}", (
         "the run covers everything the lane read: it alone is served at once"
@@ -72,7 +73,9 @@ def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, setti
     assert source.watched == watched_tables(tables), "the lane's rebase will move it"
     _assert_serving_equals_oracle(spark, settings, second)
 
-    run_speed(spark, settings, until_caught_up=True)  # no new events: the lane rebases
+    run_speed(
+        spark, settings, build(settings).registry, until_caught_up=True
+    )  # no new events: the lane rebases
     source = source_of(spark, settings)
     assert source.description == f"batch run {second.run_id} + speed layer"
     assert source.watched == (tables.batch_runs,), "settled: only a new run can move it"
@@ -82,7 +85,7 @@ def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, setti
 @pytest.mark.scenario
 def test_a_new_run_is_served_while_events_keep_arriving(spark, settings):
     produce_spec(settings, HISTORY)
-    run_batch(spark, settings)
+    run_batch(spark, settings, build(settings).registry)
     live = list(generate(LIVE))
     produce(settings, [r for r in live if r.topic == "catalog"])
     events = [r for r in live if r.topic == "events"]
@@ -94,10 +97,12 @@ def test_a_new_run_is_served_while_events_keep_arriving(spark, settings):
     )
     lane.start()
     produce(settings, during)
-    second = run_batch(spark, settings).run  # cutoff somewhere inside what the lane reads
+    second = run_batch(
+        spark, settings, build(settings).registry
+    ).run  # cutoff somewhere inside what the lane reads
     produce(settings, after)
     lane.join()
-    run_speed(spark, settings, until_caught_up=True)
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
 
     source = source_of(spark, settings)
     assert source.description == f"batch run {second.run_id} + speed layer"

@@ -17,6 +17,7 @@ import oracle
 from batch_layer.job import run_batch
 from config.settings import with_sections
 from designs.lambda_arch import LAMBDA_LANE, run_speed
+from designs.platform import build
 from designs.status import lane_status
 from oracle import consume_all
 from tests.support.expected import assert_served_per_contract, expected_views, lane_batches
@@ -58,7 +59,7 @@ def test_a_purchase_after_the_cutoff_meets_its_late_page_view_before_it(spark, t
     settings = with_sections(topic_settings, stream={"max_offsets_per_trigger": 500})
     lateness = settings.views.lateness("conversions")
     produce_spec(settings, SPEC)
-    run_speed(spark, settings, until_caught_up=True)
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     clock = datetime.fromisoformat(
         lane_status(spark, settings, LAMBDA_LANE)["event_time_clock"].removesuffix("Z")
     )
@@ -67,18 +68,20 @@ def test_a_purchase_after_the_cutoff_meets_its_late_page_view_before_it(spark, t
     viewed = clock - lateness - timedelta(minutes=5)
     views = [_event(i, "page_view", u, viewed) for i, u in enumerate(USERS)]
     assert produce(settings, views).failed == 0
-    run_speed(spark, settings, until_caught_up=True)
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     late = lane_status(spark, settings, LAMBDA_LANE)["late_rows"]
     assert late.get("conversions", 0) >= len(USERS)
 
     # the nightly run takes them over; purchases follow, on time, after its cutoff
-    batch = run_batch(spark, settings)
+    batch = run_batch(spark, settings, build(settings).registry)
     bought = clock + timedelta(minutes=1)
     purchases = [
         _event(100 + i, "purchase", u, bought, quantity=1, price=9.5) for i, u in enumerate(USERS)
     ]
     assert produce(settings, purchases).failed == 0
-    run_speed(spark, settings, until_caught_up=True)  # rebases onto the run, then reads them
+    run_speed(
+        spark, settings, build(settings).registry, until_caught_up=True
+    )  # rebases onto the run, then reads them
 
     events = consume_all(settings, settings.kafka.events_topic)
     catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
@@ -95,6 +98,6 @@ def test_a_purchase_after_the_cutoff_meets_its_late_page_view_before_it(spark, t
     assert_served_per_contract(spark, settings, LAMBDA_LANE, cutoff=batch.run.cutoff)
 
     # and after the next run, which owns the purchases too
-    again = run_batch(spark, settings)
-    run_speed(spark, settings, until_caught_up=True)
+    again = run_batch(spark, settings, build(settings).registry)
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     assert_served_per_contract(spark, settings, LAMBDA_LANE, cutoff=again.run.cutoff)

@@ -8,6 +8,7 @@ import oracle
 from batch_layer.job import run_batch
 from config.settings import with_sections
 from designs.lambda_arch import LAMBDA_LANE, run_speed
+from designs.platform import build
 from designs.status import lane_status
 from oracle import consume_all
 from tests.support.cache import cached_rdds
@@ -31,11 +32,11 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
     split = int(len(records) * 0.6)
     assert produce(settings, records[:split]).failed == 0
     cached = cached_rdds(spark)
-    batch = run_batch(spark, settings)
+    batch = run_batch(spark, settings, build(settings).registry)
     assert cached_rdds(spark) == cached  # the batch job released its events and catalog
     batch_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
     assert produce(settings, records[split:]).failed == 0
-    run_speed(spark, settings, until_caught_up=True)
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     # each micro-batch cached its events and its join partners, and released them
     assert cached_rdds(spark) == cached
 
