@@ -6,10 +6,9 @@ import json
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from lk.cli.common import console, platform, settings
+from lk.cli.common import console, platform, progress_bar, settings
 
 
 def batch_command(
@@ -23,14 +22,7 @@ def batch_command(
     config = settings()
     registry = platform(config).registry
     spark = build_session(config, app_name="lk-batch")
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        disable=as_json,
-    ) as progress:
+    with progress_bar(disable=as_json) as progress:
         task = progress.add_task("batch: recomputing views", total=len(registry))
         result = run_batch(
             spark, config, registry, force=force, on_view=lambda name: progress.advance(task)

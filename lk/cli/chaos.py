@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
 
-from lk.cli.common import console, settings
+from lk.cli.common import console, progress_bar, settings
 
 
 def chaos_command(
@@ -55,13 +54,7 @@ def chaos_command(
         console.print(f"resuming: {len(earlier)} scenario run(s) already in {out / 'chaos.json'}")
     shutil.rmtree(workdir, ignore_errors=True)
     with (
-        Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-        ) as progress,
+        progress_bar() as progress,
         open_bench(config, workdir, events) as bench,
     ):
         done = {(o.scenario, o.seed) for o in earlier}

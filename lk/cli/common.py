@@ -10,6 +10,13 @@ import click
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from typer.core import TyperGroup
 
 from config.errors import LkError
@@ -20,6 +27,19 @@ if TYPE_CHECKING:
 
 console = Console()
 err_console = Console(stderr=True)
+
+
+def progress_bar(*, remaining: bool = False, disable: bool = False) -> Progress:
+    """The progress bar of long work: description, bar, done of total, time elapsed or left."""
+    clock = TimeRemainingColumn() if remaining else TimeElapsedColumn()
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        clock,
+        console=console,
+        disable=disable,
+    )
 
 
 def exit_for(error: LkError) -> typer.Exit:

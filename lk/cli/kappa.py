@@ -6,9 +6,8 @@ import json
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from lk.cli.common import console, err_console, platform, settings
+from lk.cli.common import console, err_console, platform, progress_bar, settings
 
 app = typer.Typer(help="Kappa versions: reprocess, rollback, drop.", no_args_is_help=True)
 
@@ -22,13 +21,7 @@ def reprocess() -> None:
     config = settings()
     registry = platform(config).registry
     spark = build_session(config, app_name="lk-kappa")
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("replaying offsets", total=None)
         result = reprocess(
             spark,

@@ -7,10 +7,9 @@ from datetime import datetime, timedelta
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from lk.cli.common import console, settings
+from lk.cli.common import console, progress_bar, settings
 
 Opt = typer.Option
 
@@ -60,14 +59,7 @@ def produce_command(
         catalog_deletes=catalog_deletes,
     )
     expected = round(events * (1 + duplicates + malformed)) + products + catalog_updates
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=as_json,
-    ) as progress:
+    with progress_bar(remaining=True, disable=as_json) as progress:
         task = progress.add_task(f"producing {describe(spec)}", total=expected)
         report = produce(config, workload(spec), on_progress=lambda n: progress.advance(task, n))
         progress.update(task, total=report.sent, completed=report.sent)
