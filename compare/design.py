@@ -36,7 +36,7 @@ from measure.machine import bytes_kept, local_dir
 from oracle.served import served_views
 from speed_layer import progress
 from speed_layer.lane import find_lane, lane_root
-from speed_layer.metrics import processed_offsets, read_metrics, watermark_drops
+from speed_layer.metrics import dedup_outcome, processed_offsets, read_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -138,14 +138,14 @@ def duplicates(
     ``stream.dedup_horizon`` is set). Neither may differ from 0 without showing here.
     """
     in_log = len(log.events) - log.quarantined - len(log.unique)
-    dropped = sum(r.deduplicated for r in rows)
     lane = find_lane(spark, platform.tables, platform.streaming_lane_name(spark))
-    watermark = watermark_drops(read_metrics(spark, lane.root) if lane else None)
+    metrics = read_metrics(spark, lane.root) if lane else None
+    outcome = dedup_outcome(sum(r.deduplicated for r in rows), metrics)
     return {
         "in_log": in_log,
-        "dropped_by_lane": dropped - watermark,
-        "not_dropped": in_log - (dropped - watermark),
-        "watermark_drops": watermark,
+        "dropped_by_lane": outcome["duplicates"],
+        "not_dropped": in_log - outcome["duplicates"],
+        "watermark_drops": outcome["watermark_drops"],
     }
 
 

@@ -14,7 +14,7 @@ from lake.source import ViewNotReadyError
 from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import find_lane
-from speed_layer.metrics import read_metrics, watermark_drops
+from speed_layer.metrics import dedup_outcome, read_metrics
 
 
 def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str, Any]:
@@ -37,7 +37,6 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
     metrics = read_metrics(spark, lane.root) or {}
     phases = median_phases(metrics.get("recent_phase_ms") or [])
     totals = progress.totals(spark, lane)
-    dropped = watermark_drops(metrics)
     return {
         "lane": name,
         "exists": True,
@@ -56,8 +55,7 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "median_phase_seconds": phases,
         "dedup_state": metrics.get("dedup_state"),
         "log_outages": metrics.get("log_outages"),
-        "duplicates": totals["deduplicated"] - dropped,
-        "watermark_drops": dropped,
+        **dedup_outcome(totals["deduplicated"], metrics),
         "view_settings": lane.views,
         **totals,
     }

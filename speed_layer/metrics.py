@@ -78,6 +78,16 @@ def watermark_drops(metrics: dict[str, Any] | None) -> int:
     return int((metrics or {}).get("watermark_drops") or 0)
 
 
+def dedup_outcome(deduplicated: int, metrics: dict[str, Any] | None) -> dict[str, int]:
+    """What the de-duplication took out, split: re-sends, and records behind its watermark.
+
+    ``deduplicated`` is read less what reached the views (the progress rows, exact); the
+    watermark's share is Spark's count (:func:`watermark_drops`), 0 with no horizon set.
+    """
+    dropped = watermark_drops(metrics)
+    return {"duplicates": deduplicated - dropped, "watermark_drops": dropped}
+
+
 @dataclass
 class Tally:
     """Counts a lane's micro-batches and saves each one's metrics once (``_metrics.json``).

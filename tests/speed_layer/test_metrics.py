@@ -7,7 +7,13 @@ import json
 import pytest
 
 from speed_layer.lane import Lane
-from speed_layer.metrics import processed_offsets, read_metrics, watermark_drops, write_metrics
+from speed_layer.metrics import (
+    dedup_outcome,
+    processed_offsets,
+    read_metrics,
+    watermark_drops,
+    write_metrics,
+)
 
 METRICS = {
     "batch_id": 7,
@@ -43,6 +49,12 @@ def test_watermark_drops_count_zero_until_a_lane_reports_some():
     assert watermark_drops(METRICS) == 3
     assert watermark_drops({"batch_id": 1}) == 0
     assert watermark_drops(None) == 0
+
+
+@pytest.mark.unit
+def test_what_the_dedup_took_out_splits_into_resends_and_watermark_drops():
+    assert dedup_outcome(40, None) == {"duplicates": 40, "watermark_drops": 0}
+    assert dedup_outcome(40, {"watermark_drops": 15}) == {"duplicates": 25, "watermark_drops": 15}
 
 
 @pytest.mark.integration
