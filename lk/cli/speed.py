@@ -90,6 +90,11 @@ def status_command(
                 + (f" (last {last['at']}: {last['reason'][:120]})" if last else ""),
             )
         table.add_row("late (excluded) per view", json.dumps(lane["late_rows"]))
+        table.add_row("re-sends dropped", f"{lane['duplicates']:,}")
+        if lane["watermark_drops"]:  # only with stream.dedup_horizon set: lost, not late
+            table.add_row(
+                "[red]dropped behind the dedup watermark[/red]", f"{lane['watermark_drops']:,}"
+            )
         table.add_row("quarantined", str(lane["quarantined_rows"]))
     else:
         table.add_row("streaming lane", lane.get("detail", "not started"))

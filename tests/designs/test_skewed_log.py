@@ -10,12 +10,14 @@ without counting it, and a Kappa replay that dropped something must not switch.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
 from kafka import KafkaProducer
+from typer.testing import CliRunner
 
 import oracle
 from batch_layer.job import run_batch
@@ -25,8 +27,10 @@ from designs.kappa.versions import lane_name
 from designs.lambda_arch import LAMBDA_LANE, run_speed
 from designs.platform import build
 from designs.status import lane_status
+from lk.cli.app import app
 from oracle import consume_all
 from tests.conftest import fresh_topics
+from tests.support.env import lk_env
 from tests.support.expected import assert_served_per_contract
 from tests.support.serving import source_of
 from workload.generator import Record, WorkloadSpec, generate
@@ -110,7 +114,7 @@ def test_kappa_replays_a_skewed_log_to_the_oracle_and_counts_each_resend_once(
 
 
 def test_a_catching_up_lambda_lane_serves_the_oracle_before_and_after_the_batch_run(
-    spark, kafka_settings
+    spark, kafka_settings, monkeypatch
 ):
     settings, timed = skewed_log(kafka_settings, max_offsets_per_trigger=CAP)
     run_speed(spark, settings, build(settings).registry, until_caught_up=True)
@@ -129,6 +133,14 @@ def test_a_catching_up_lambda_lane_serves_the_oracle_before_and_after_the_batch_
     after = lane_status(spark, settings, LAMBDA_LANE)
     assert after["duplicates"] == duplicates_in_log(settings) == RESENDS + 25
     assert after["watermark_drops"] == 0
+
+    # and as lk status prints it
+    for key, value in lk_env(settings, COLUMNS="200").items():
+        monkeypatch.setenv(key, value)
+    shown = CliRunner().invoke(app, ["status"])
+    assert shown.exit_code == 0, shown.output
+    assert re.search(rf"re-sends dropped\s+│\s+{RESENDS + 25}\s", shown.output), shown.output
+    assert "dedup watermark" not in shown.output
 
 
 def test_a_dedup_watermark_counts_what_it_drops_and_kappa_refuses_the_version(
