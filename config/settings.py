@@ -185,6 +185,23 @@ class StreamSettings(_Section):
             "a Kappa replay refuses"
         ),
     )
+    log_retention: Duration = Field(
+        timedelta(hours=1),
+        description=(
+            "how long a lane's log keeps the data files a commit replaced, and its old "
+            "commits (a recovery goes back one micro-batch; a serving reload reads a version "
+            "for seconds); Delta deletes expired commit files at a checkpoint, a day at a time"
+        ),
+    )
+    tidy_every: int = Field(
+        600,
+        ge=1,
+        description=(
+            "micro-batches between tidy-ups of a lane's log: the small files of its "
+            "append-only parts merged, then files no version within log_retention needs "
+            "deleted (VACUUM)"
+        ),
+    )
     log_outage: Duration = Field(
         timedelta(minutes=5),
         description=(

@@ -11,6 +11,7 @@ from config.settings import Settings
 from designs.platform import Platform, build
 from event_log.topics import end_offsets
 from lake.source import ViewNotReadyError
+from lake.storage import table_size
 from lake.tables import Tables
 from speed_layer import progress
 from speed_layer.lane import find_lane
@@ -19,6 +20,8 @@ from speed_layer.metrics import dedup_outcome, read_metrics
 
 def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str, Any]:
     """A streaming lane: last micro-batch, rates, consumer lag per partition, late counts.
+
+    ``log_size``: the lane log's files and bytes, read and stored (``lake.storage.table_size``).
 
     ``duplicates``: re-sends the lane dropped (the lowest offset kept); ``watermark_drops``:
     records a de-duplication watermark dropped unseen (only with ``stream.dedup_horizon``).
@@ -57,6 +60,7 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "log_outages": metrics.get("log_outages"),
         **dedup_outcome(totals["deduplicated"], metrics),
         "view_settings": lane.views,
+        "log_size": table_size(spark, lane.log),
         **totals,
     }
 

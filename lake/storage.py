@@ -125,3 +125,25 @@ def list_files(spark: SparkSession, uri: str) -> list[str]:
     if not fs.exists(path):
         return []
     return [s.getPath().getName() for s in fs.listStatus(path) if s.isFile()]
+
+
+def table_size(spark: SparkSession, uri: str) -> dict[str, int] | None:
+    """What a Delta table holds and what it keeps on storage (None if there is no table).
+
+    ``files``/``bytes``: the data files its current version reads; ``stored_files``/
+    ``stored_bytes``: everything under its directory, the files older versions read and
+    the log included (what retention and VACUUM bound); ``log_files``: the log's own.
+    """
+    if not is_delta_table(spark, uri):
+        return None
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{uri}`").select("numFiles", "sizeInBytes").first()
+    fs, path = _fs_path(spark, uri)
+    stored = fs.getContentSummary(path)
+    log_fs, log_path = _fs_path(spark, f"{uri.rstrip('/')}/_delta_log")
+    return {
+        "files": int(detail["numFiles"] or 0) if detail else 0,
+        "bytes": int(detail["sizeInBytes"] or 0) if detail else 0,
+        "stored_files": int(stored.getFileCount()),
+        "stored_bytes": int(stored.getLength()),
+        "log_files": int(log_fs.getContentSummary(log_path).getFileCount()),
+    }

@@ -22,12 +22,16 @@ at all, and a crash before Spark recorded the micro-batch is undone by restoring
 one table (:mod:`speed_layer.recovery`). The state is merged on read; every
 ``stream.compact_every`` micro-batches one more commit rewrites it merged, and every
 ``PRUNE_EVERY`` micro-batches a delete drops the retained events nothing can need any
-more (a commit only when there are some).
+more (a commit only when there are some). Every ``stream.tidy_every`` micro-batches
+the append-only parts' small files are merged and the files no version within
+``stream.log_retention`` needs are deleted, so the log's files stop growing with the
+number of micro-batches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from functools import reduce
 
 from delta.tables import DeltaTable
@@ -40,6 +44,10 @@ from lake.source import PART, StateTable
 from speed_layer.lane import Lane
 
 LATE, QUARANTINE, RETAINED, PROGRESS = "late", "quarantine", "retained", "progress"
+APPEND_ONLY = (PROGRESS, LATE, QUARANTINE)
+"""Parts that only ever gain rows: tidied by merging their small files."""
+SMALL_FILE = 8 << 20
+"""Bytes under which a file of an append-only part is merged with others."""
 
 
 def state_part(epoch: str, view: str) -> str:
@@ -87,8 +95,28 @@ def _has(frame: DataFrame, column: str) -> bool:
     return isinstance(struct, StructType) and field in struct.fieldNames()
 
 
+def properties(retention: timedelta) -> dict[str, str]:
+    """The Delta properties a lane's log is created with: how long it keeps its past.
+
+    ``retention`` bounds both the data files a commit replaced (what a VACUUM may
+    delete) and the commit files themselves (deleted at a checkpoint, a day at a time:
+    Delta truncates the cut-off to a day). A recovery restores one micro-batch back and
+    a serving reload holds a version for seconds; nothing else reads the log's past.
+    """
+    interval = f"interval {int(retention.total_seconds())} seconds"
+    return {
+        "delta.logRetentionDuration": interval,
+        "delta.deletedFileRetentionDuration": interval,
+    }
+
+
 def commit(
-    spark: SparkSession, lane: Lane, pieces: list[DataFrame], *, indexed: tuple[str, ...] = ()
+    spark: SparkSession,
+    lane: Lane,
+    pieces: list[DataFrame],
+    *,
+    indexed: tuple[str, ...] = (),
+    created_with: Mapping[str, str] | None = None,
 ) -> None:
     """Append ``pieces`` (made by :func:`rows`) to the log in one commit.
 
@@ -96,13 +124,16 @@ def commit(
     statistics for those alone. Delta's default, the first 32 leaf columns, covers the
     views' structs and never reaches the retained events' time, so the look-back filter
     on them skipped no file; and statistics on columns no read filters on only lengthen
-    every write. Delta takes a ``delta.*`` write option as a table property only on the
-    write that creates the table and ignores it after, so no check is needed here.
+    every write. ``created_with``: more table properties (:func:`properties`). Delta
+    takes a ``delta.*`` write option as a table property only on the write that creates
+    the table and ignores it after, so no check is needed here.
     """
     union = one_frame(pieces)
     writer = union.write.format("delta").mode("append").option("mergeSchema", "true")
     if present := [c for c in indexed if _has(union, c)]:
         writer = writer.option("delta.dataSkippingStatsColumns", ",".join(present))
+    for key, value in (created_with or {}).items():
+        writer = writer.option(key, value)
     writer.partitionBy(PART).save(lane.log)
 
 
@@ -126,6 +157,43 @@ def delete(spark: SparkSession, lane: Lane, part: str, condition: Column) -> Non
     so pruning costs what it drops, not everything the part holds.
     """
     DeltaTable.forPath(spark, lane.log).delete((F.col(PART) == part) & condition)
+
+
+def merge_small_files(spark: SparkSession, lane: Lane, parts: Iterable[str]) -> None:
+    """Merge the small files of ``parts`` (one per micro-batch that wrote any) into larger ones.
+
+    The append-only parts (progress, late, quarantine) gain a file with each
+    micro-batch that writes to them, and every commit's snapshot, every checkpoint and
+    every read of them pays for each file. Only files under :data:`SMALL_FILE` are
+    rewritten, so a merge costs at most what accumulated since the last one, never the
+    part's whole history. Same rows before and after (Delta's OPTIMIZE).
+    """
+    listed = ", ".join("'" + p.replace("'", "''") + "'" for p in parts)
+    conf = "spark.databricks.delta.optimize.minFileSize"
+    before = spark.conf.get(conf, None)
+    spark.conf.set(conf, str(SMALL_FILE))
+    try:
+        spark.sql(f"OPTIMIZE delta.`{lane.log}` WHERE {PART} IN ({listed})").collect()
+    finally:
+        if before is None:
+            spark.conf.unset(conf)
+        else:
+            spark.conf.set(conf, before)
+
+
+def vacuum(spark: SparkSession, lane: Lane) -> None:
+    """Delete the data files no version within the log's retention needs (:func:`properties`).
+
+    ``LITE`` finds them in the log instead of listing every file of the table; Delta
+    refuses it when the log no longer covers the time since the last VACUUM, and then
+    the full listing runs once.
+    """
+    try:
+        spark.sql(f"VACUUM delta.`{lane.log}` LITE").collect()
+    except Exception as err:  # Delta's error class, through py4j
+        if "LITE" not in str(err):
+            raise
+        spark.sql(f"VACUUM delta.`{lane.log}`").collect()
 
 
 def read(

@@ -38,7 +38,8 @@ def maintain(
     one commit; every :data:`PRUNE_EVERY`, once the lane has an event-time ``clock``, the
     retained rows past the keep-back are deleted, and Delta rewrites only the files its
     statistics say may hold such rows (one commit, or none while nothing is that old, as
-    in a live lane's first hour).
+    in a live lane's first hour); every ``stream.tidy_every``, the append-only parts'
+    small files are merged and the files no recent version needs are deleted.
     """
     if batch_id > 0 and batch_id % settings.stream.compact_every == 0:
         parts: list[str] = []
@@ -52,6 +53,9 @@ def maintain(
         since = F.lit(clock - keep_back(settings.views, registry))
         old = prunable(epoch, registry.contract.time_field, since, prefix=f"{lane_log.RETAINED}.")
         lane_log.delete(spark, lane, lane_log.RETAINED, old)
+    if batch_id > 0 and batch_id % settings.stream.tidy_every == 0:
+        lane_log.merge_small_files(spark, lane, lane_log.APPEND_ONLY)
+        lane_log.vacuum(spark, lane)
 
 
 def keep_back(settings: ViewSettings, registry: ViewRegistry) -> timedelta:

@@ -116,6 +116,7 @@ class MicroBatchProcessor:
         self.time = registry.contract.time_field
         #: what reads of the log filter on: the retained events' time (the look-back)
         self.indexed = (f"{lane_log.RETAINED}.{self.time}",)
+        self.created_with = lane_log.properties(settings.stream.log_retention)
         #: :func:`view_input`, told the events' fields and the view settings once
         self._view_input = partial(
             view_input, columns=self.columns, time=self.time, settings=settings.views
@@ -227,6 +228,7 @@ class MicroBatchProcessor:
                     self.lane,
                     [*pieces, progress.rows(self.spark, row)],
                     indexed=self.indexed,
+                    created_with=self.created_with,
                 )
             finally:
                 release(held)
@@ -290,6 +292,7 @@ class MicroBatchProcessor:
                 self.lane,
                 [*pieces, *written, progress.rows(spark, row)],
                 indexed=self.indexed,
+                created_with=self.created_with,
             )
             lap("commit")
         finally:

@@ -96,6 +96,13 @@ def status_command(
                 "[red]dropped behind the dedup watermark[/red]", f"{lane['watermark_drops']:,}"
             )
         table.add_row("quarantined", str(lane["quarantined_rows"]))
+        if size := lane.get("log_size"):
+            table.add_row(
+                "lane log",
+                f"{size['files']:,} files, {size['bytes'] / 1e6:,.1f} MB read; "
+                f"{size['stored_files']:,} files, {size['stored_bytes'] / 1e6:,.1f} MB stored "
+                f"({size['log_files']:,} in _delta_log)",
+            )
     else:
         table.add_row("streaming lane", lane.get("detail", "not started"))
     if "kappa" in status:
