@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JARS   := .lk/jars/.fetched
 
-.PHONY: setup demo test scenarios chaos lint bench clean down airflow-screenshot report-screenshot
+.PHONY: setup demo test scenarios chaos lint bench bench-long clean down airflow-screenshot report-screenshot
 
 setup: $(STAMP) $(JARS)
 
@@ -39,6 +39,13 @@ chaos: setup
 # CI runs the type check as tests/test_types.py).
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports && $(BIN)/mypy
+
+# The 90-minute steady-state comparison at 5,000 events/s (issue 32): lk, the views floor and
+# the tuned floor one after the other (about 5 hours); per 10-minute slice in the JSON.
+bench-long: setup
+	$(BIN)/python -m benchmarks.freshness --rate 5000 --seconds 5400 --discard 600 \
+		--contenders lk floor-views floor-tuned \
+		--output benchmarks/results/freshness_5000_90min.json
 
 bench: setup
 	$(BIN)/python -m benchmarks.producer_throughput

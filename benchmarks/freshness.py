@@ -10,8 +10,9 @@ fell behind it (a run whose generator fell behind is marked invalid). Every
   (:mod:`benchmarks.floor`: read, decode, idempotent append to one Delta table), in
   this process. A probe is visible when the micro-batch that carries it has committed.
 * ``floor-tuned`` - the same with the engine's knobs set for latency (``TUNED``).
-* ``floor-views`` - the tuned floor whose commit also carries each view's contribution
-  over the micro-batch: the least any design serving these views pays here.
+* ``floor-views`` - the views floor: the tuned floor that also de-duplicates (every id,
+  as the contract requires) and whose commit carries each view's contribution over the
+  micro-batch: the least any design serving these views pays here.
 * ``lk`` / ``lk-tuned`` - ``lk speed`` (Lambda) and ``lk serve`` in subprocesses, with
   the default settings / the same knobs. A probe is visible when its cart line is in
   ``GET /views/cart_state`` over HTTP (polled every 50 ms with the last answer's ETag,
@@ -22,10 +23,13 @@ due, which hides no queueing in the generator), the median micro-batch; lk's p99
 the tuned floor's and over its own median micro-batch.
 
 The figures cover the steady phase: probes due in the first ``--discard`` seconds
-(default 120, as ShuffleBench does) are counted but left out of the percentiles.
+(default 120, as ShuffleBench does) are counted but left out of the percentiles. Per
+``--slice`` seconds of the run (default 600) the same figures again, and the median
+micro-batch and (lk) commit-to-answer time, to show whether a cost grows with the run:
+``flat`` compares the last whole slice with the second.
 
 Run: ``python -m benchmarks.freshness [--rate 5000] [--seconds 300] [--discard 120]
-[--contenders ...]``.
+[--contenders ...]``; ``make bench-long`` runs the 90-minute comparison.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +64,8 @@ from measure.generator import ScheduleReport, SteadyGenerator, SteadyPlan
 from measure.live import PROBE_BASE
 from measure.machine import broker, machine
 from measure.stats import summary
-from speed_layer.lane import lane_root
+from speed_layer import progress
+from speed_layer.lane import find_lane, lane_root
 from speed_layer.metrics import read_metrics
 from views.registry import ViewRegistry, default_registry
 
@@ -129,6 +135,32 @@ def send_and_drain(
     return report
 
 
+def slices(points: list[tuple[float, float]], start: float, slice_s: float) -> list[dict[str, Any]]:
+    """``(when, value)`` points grouped by slice of the run: each slice's figures."""
+    grouped: dict[int, list[float]] = {}
+    for when, value in points:
+        if when >= start:
+            grouped.setdefault(int((when - start) // slice_s), []).append(value)
+    return [
+        {"from_minute": round(k * slice_s / 60), "to_minute": round((k + 1) * slice_s / 60)}
+        | (summary(values, 2) or {})
+        for k, values in sorted(grouped.items())
+    ]
+
+
+def flat(per_slice: list[dict[str, Any]], seconds: float, slice_s: float) -> dict[str, Any] | None:
+    """The last whole slice's median over the second's (the first holds the warm-up)."""
+    whole = [s for s in per_slice if s["to_minute"] * 60 <= seconds + 1]
+    if len(whole) < 3:
+        return None
+    second, last = whole[1], whole[-1]
+    return {
+        "early": f"{second['from_minute']}-{second['to_minute']} min",
+        "late": f"{last['from_minute']}-{last['to_minute']} min",
+        "late_over_early_p50": round(last["p50"] / second["p50"], 2) if second["p50"] else None,
+    }
+
+
 def latencies(report: ScheduleReport, seen: dict[int, float], discard_s: float) -> dict[str, Any]:
     """Visibility percentiles of the steady phase from the probes and their first sighting.
 
@@ -154,6 +186,25 @@ def latencies(report: ScheduleReport, seen: dict[int, float], discard_s: float) 
         "visibility_seconds": summary([seen[int(p["id"])] - p["acked"] for p in shown], 2),
         "visibility_from_due_seconds": summary([seen[int(p["id"])] - p["due"] for p in shown], 2),
     }
+
+
+def over_time(
+    result: dict[str, Any],
+    report: ScheduleReport,
+    seen: dict[int, float],
+    series: dict[str, list[tuple[float, float]]],
+    args: argparse.Namespace,
+) -> None:
+    """Add per-slice figures to ``result``: visibility, and each of ``series``."""
+    shown = [
+        (p["due"], seen[int(p["id"])] - p["acked"])
+        for p in report.probes
+        if "acked" in p and int(p["id"]) in seen
+    ]
+    every = {"visibility_seconds": shown, **series}
+    per = {name: slices(points, report.started_at, args.slice) for name, points in every.items()}
+    result["per_slice"] = per
+    result["flat"] = {name: flat(s, args.seconds, args.slice) for name, s in per.items()}
 
 
 def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
@@ -240,6 +291,19 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
         {v: t for v, t in versions.items() if t >= steady_from},
         polls[len(polls) // 2 :],
     )
+    committed = commit_times(lane_log_path(settings))
+    over_time(
+        result,
+        report,
+        seen,
+        {
+            "micro_batch_seconds": lane_micro_batches(settings),
+            "commit_to_served_seconds": [
+                (committed[v], t - committed[v]) for v, t in versions.items() if v in committed
+            ],
+        },
+        args,
+    )
     try:
         streaming = json.loads(status.stdout)["streaming"]
         result["median_micro_batch_seconds"] = streaming["median_batch_seconds"]
@@ -252,6 +316,21 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
     if metrics is not None:
         result["phase_ms_per_micro_batch"] = metrics["recent_phase_ms"]
     return result
+
+
+def lane_micro_batches(settings: Settings) -> list[tuple[float, float]]:
+    """Each of the lane's micro-batches: (when its rows were ready, seconds from its start)."""
+    spark = build_session(settings, app_name="lk-freshness-progress")
+    try:
+        lane = find_lane(spark, Tables.of(settings), LAMBDA_LANE)
+        rows = progress.history(spark, lane) if lane else []
+    finally:
+        spark.stop()
+    done = [r for r in rows if r.kind == progress.MICRO_BATCH and r.started_at and r.finished_at]
+    return [
+        (end.replace(tzinfo=UTC).timestamp(), (end - start).total_seconds())
+        for end, start in ((r.finished_at, r.started_at) for r in done)
+    ]
 
 
 def lane_log_path(settings: Settings) -> Path:
@@ -311,7 +390,7 @@ def run_floor(
         for row in probes.collect():
             seen.setdefault(row.user_id, committed)
 
-    query, durations = start_floor(spark, settings, note, views)
+    query, durations = start_floor(spark, settings, note, views, deduplicate=views is not None)
     try:
         warm_up(settings, workdir, lambda: bool(seen))
         durations.clear()
@@ -321,13 +400,14 @@ def run_floor(
         spark.stop()
     result = latencies(report, seen, args.discard)
     result["median_micro_batch_seconds"] = (
-        round(statistics.median(durations), 2) if durations else None
+        round(statistics.median(d for _, d in durations), 2) if durations else None
     )
+    over_time(result, report, seen, {"micro_batch_seconds": durations}, args)
     return result
 
 
 def run_floor_views(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    """The floor whose commit also carries the five views' contributions."""
+    """The views floor: de-duplicated, and its commit carries every view's contribution."""
     return run_floor(settings, args, workdir, default_registry())
 
 
@@ -369,6 +449,9 @@ def main() -> None:
     )
     parser.add_argument("--probe-every", type=int, default=500)
     parser.add_argument(
+        "--slice", type=float, default=600, help="seconds per slice of the per-slice figures"
+    )
+    parser.add_argument(
         "--contenders", nargs="+", choices=list(CONTENDERS), default=list(CONTENDERS)
     )
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -394,6 +477,7 @@ def main() -> None:
         "rate_target": args.rate,
         "seconds": args.seconds,
         "discarded_seconds": args.discard,
+        "slice_seconds": args.slice,
         "order": args.contenders,
         "default_trigger_interval": base.stream.trigger_interval,
         "tuned": TUNED,

@@ -157,7 +157,7 @@ def profile_floor(
         rows.append(
             {
                 "batch_id": batch_id,
-                "seconds": round(durations[-1], 2),
+                "seconds": round(durations[-1][1], 2),
                 **{key: now[key] - last[key] for key in now},
             }
         )

@@ -7,7 +7,7 @@ from pyspark.sql import functions as F
 
 from benchmarks.floor import start_floor
 from config.settings import Settings
-from oracle import consume_all, decode
+from oracle import consume_all, decode, dedup
 from tests.support.delta import commits, files_added_per_part
 from tests.support.kafka import produce_spec
 from views.registry import default_registry
@@ -34,3 +34,23 @@ def test_the_views_floor_commits_the_events_and_every_view_once(spark, topic_set
     assert all(count == len(durations) for count in parts.values())  # one file per commit
     events = spark.read.format("delta").load(table).where(F.col("part") == "events")
     assert events.count() == len(valid)  # no de-duplication: every valid record
+
+
+def test_the_views_floor_drops_re_sends_as_the_contract_requires(spark, topic_settings: Settings):
+    produce_spec(
+        topic_settings,
+        WorkloadSpec(events=400, seed=6, users=10, products=5, duplicate_fraction=0.1),
+    )
+    valid, _ = decode(consume_all(topic_settings, topic_settings.kafka.events_topic))
+    distinct = dedup(valid)
+    assert len(distinct) < len(valid)  # the log holds re-sends
+
+    query, _ = start_floor(spark, topic_settings, views=default_registry(), deduplicate=True)
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+
+    table = f"{topic_settings.storage.uri()}/floor_events"
+    events = spark.read.format("delta").load(table).where(F.col("part") == "events")
+    assert events.count() == len(distinct)

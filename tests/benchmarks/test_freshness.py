@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.freshness import lane_log_path, serving_split
+from benchmarks.freshness import flat, lane_log_path, serving_split, slices
 from config.settings import load_settings
 
 pytestmark = pytest.mark.unit
@@ -43,3 +43,29 @@ def test_each_served_version_lags_its_own_commit(tmp_path: Path) -> None:
         "p99": 2.0,
         "max": 2.0,
     }
+
+
+def test_figures_per_slice_group_by_when_they_happened() -> None:
+    points = [(100.0, 1.0), (150.0, 3.0), (700.0, 2.0), (1300.0, 4.0), (50.0, 9.0)]
+
+    per = slices(points, start=100.0, slice_s=600)
+
+    got = [(s["from_minute"], s["to_minute"], s["n"]) for s in per]
+    assert got == [(0, 10, 2), (10, 20, 1), (20, 30, 1)]
+    assert per[1]["p50"] == 2.0
+
+
+def test_flat_compares_the_last_whole_slice_with_the_second() -> None:
+    per = [
+        {"from_minute": 0, "to_minute": 10, "p50": 9.0},
+        {"from_minute": 10, "to_minute": 20, "p50": 2.0},
+        {"from_minute": 20, "to_minute": 30, "p50": 2.5},
+        {"from_minute": 30, "to_minute": 40, "p50": 8.0},  # past the schedule: the drain
+    ]
+
+    assert flat(per, seconds=1800, slice_s=600) == {
+        "early": "10-20 min",
+        "late": "20-30 min",
+        "late_over_early_p50": 1.25,
+    }
+    assert flat(per[:2], seconds=1200, slice_s=600) is None
