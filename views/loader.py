@@ -169,7 +169,11 @@ def check_views(spark: SparkSession, registry: ViewRegistry, settings: Settings)
     catalog = spark.createDataFrame(
         [], T.StructType([*table, T.StructField("updated_at", T.TimestampType())])
     )
-    ctx = ViewContext(settings.views, catalog)
+    versions = spark.createDataFrame(
+        [],
+        "product_id long, category string, valid_from timestamp, partition int, offset long",
+    )
+    ctx = ViewContext(settings.views, catalog, versions)
     for view in registry:
         where = defined_in(view)
         try:
