@@ -51,11 +51,11 @@ def read_catalog(spark: SparkSession, settings: Settings, end: Offsets) -> DataF
 def catalog_versions(changes: DataFrame) -> DataFrame:
     """Every version of every product the ``catalog`` topic holds, with its valid time.
 
-    One row per change: ``product_id`` (from the key), ``category`` (null for a delete),
-    ``valid_from`` and the change's ``partition`` and ``offset``. An upsert is valid from
-    its ``updated_at`` (the change's own time); a tombstone carries no value, so a delete
-    is valid from its log append time. Changes whose key is not an integer, or whose value
-    has no string ``category``, are left out (the table as of each time is unaffected).
+    One row per change: ``product_id`` (from the key), ``category`` and ``price`` (null
+    for a delete), ``valid_from`` and the change's ``partition`` and ``offset``. An
+    upsert is valid from its ``updated_at`` (the change's own time); a tombstone carries
+    no value, so a delete is valid from its log append time. Changes whose key is not an
+    integer, or whose value has no string ``category``, are left out.
 
     Args:
         changes: Kafka rows of the ``catalog`` topic (``key``, ``value``, ``partition``,
@@ -66,6 +66,7 @@ def catalog_versions(changes: DataFrame) -> DataFrame:
     rows = changes.select(
         F.col("key").cast("string").try_cast("long").alias("product_id"),
         F.when(F.col("value").isNotNull(), product["category"]).alias("category"),
+        F.when(F.col("value").isNotNull(), product["price"]).alias("price"),
         F.when(F.col("value").isNull(), F.col("timestamp"))
         .otherwise(F.coalesce(updated, F.col("timestamp")))
         .alias("valid_from"),

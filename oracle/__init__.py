@@ -3,15 +3,16 @@
 This package re-implements ``docs/semantics.md`` (decoding and validation of the
 ``events`` topic, de-duplication, the catalog table and its history, and the views
 ``revenue_by_category``, ``events_by_type``, ``user_sessions``, ``conversions``,
-``cart_state``, ``purchase_bursts`` and ``corrected_purchases``) with the standard library
-only, written from the contract and never from the Spark code, so that tests can compare
-what the batch layer, the speed layer and a Kappa replay produce against an answer
-computed a second, independent way.
+``cart_state``, ``purchase_bursts``, ``corrected_purchases`` and
+``cart_value_by_product``) with the standard library only, written from the contract
+and never from the Spark code, so that tests can compare what the batch layer, the speed
+layer and a Kappa replay produce against an answer computed a second, independent way.
 """
 
 from oracle.catalog import (
     UNKNOWN_CATEGORY,
     CatalogHistory,
+    CatalogTable,
     catalog_history,
     catalog_state,
     category_of,
@@ -25,6 +26,7 @@ from oracle.served import add_rows, served_views
 from oracle.views import (
     VIEW_NAMES,
     cart_state,
+    cart_value_by_product,
     compute_views,
     conversions,
     events_by_type,
@@ -38,12 +40,14 @@ __all__ = [
     "UNKNOWN_CATEGORY",
     "VIEW_NAMES",
     "CatalogHistory",
+    "CatalogTable",
     "Event",
     "MicroBatch",
     "Quarantined",
     "RawRecord",
     "add_rows",
     "cart_state",
+    "cart_value_by_product",
     "catalog_history",
     "catalog_state",
     "category_of",

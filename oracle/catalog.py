@@ -7,7 +7,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 
+from oracle.decode import parse_price
 from oracle.records import RawRecord
 
 UNKNOWN_CATEGORY = "unknown"
@@ -35,7 +37,23 @@ def _category(value: bytes) -> str | None:
     return category if type(category) is str else None
 
 
-def catalog_state(records: Iterable[RawRecord]) -> dict[int, str]:
+class CatalogTable(dict[int, str]):
+    """``product_id -> category``, plus each product's ``prices`` (None if unreadable)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prices: dict[int, Decimal | None] = {}
+
+
+def _price(value: bytes) -> Decimal | None:
+    try:
+        row = json.loads(value.decode("utf-8"), parse_float=Decimal)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return parse_price(row.get("price")) if isinstance(row, dict) else None
+
+
+def catalog_state(records: Iterable[RawRecord]) -> CatalogTable:
     """Replay the catalog topic into ``product_id -> category``.
 
     Records are applied in ``(partition, offset)`` order: a value upserts the product's
@@ -47,19 +65,21 @@ def catalog_state(records: Iterable[RawRecord]) -> dict[int, str]:
         records: raw records of the ``catalog`` topic, in any order.
 
     Returns:
-        The catalog as it stands after the last record.
+        The catalog as it stands after the last record (with each product's price).
     """
-    state: dict[int, str] = {}
+    state = CatalogTable()
     for record in sorted(records, key=lambda r: (r.partition, r.offset)):
         product_id = _product_id(record.key)
         if product_id is None:
             continue
         if record.value is None:
             state.pop(product_id, None)
+            state.prices.pop(product_id, None)
             continue
         category = _category(record.value)
         if category is not None:
             state[product_id] = category
+            state.prices[product_id] = _price(record.value)
     return state
 
 

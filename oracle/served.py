@@ -15,7 +15,7 @@ from oracle.catalog import CatalogHistory
 from oracle.decode import decode, dedup
 from oracle.lateness import MicroBatch, late_events
 from oracle.records import RawRecord
-from oracle.views import VIEW_NAMES, compute_views, revenue_by_category
+from oracle.views import VIEW_NAMES, cart_value_by_product, compute_views, revenue_by_category
 
 
 def add_rows(rows: list[dict], key: tuple[str, ...], sums: tuple[str, ...]) -> list[dict]:
@@ -63,6 +63,10 @@ def served_views(
             for e in unique
             if e.offset < cut.get(e.partition, 0) or e.event_id not in late.get(name, set())
         ]
+        if name == "cart_value_by_product":  # the newest catalog a layer has read
+            latest = catalog_for if cutoff is None else catalog_for["speed"]
+            result[name] = cart_value_by_product(kept, latest)  # type: ignore[arg-type]
+            continue
         if name != "revenue_by_category":
             result[name] = compute_views(kept, {}, views, history)[name]
             continue

@@ -27,6 +27,7 @@ VIEW_NAMES = (
     "cart_state",
     "purchase_bursts",
     "corrected_purchases",
+    "cart_value_by_product",
 )
 CART_TYPES = frozenset({"add_to_cart", "remove_from_cart", "purchase"})
 
@@ -336,6 +337,43 @@ def purchase_bursts(events: list[Event], settings: ViewSettings | None = None) -
     return rows
 
 
+def cart_value_by_product(events: list[Event], catalog: dict[int, str]) -> list[Row]:
+    """Per product: cart totals joined with the catalog (a table-table join).
+
+    The cart total is the integral of cart changes over all users (as ``cart_state``);
+    the join is inner: a product deleted from the catalog, or whose total is 0, has no
+    row. ``price`` comes from ``catalog.prices`` when the catalog has them.
+
+    Args:
+        events: valid, de-duplicated events.
+        catalog: ``product_id -> category`` as :func:`oracle.catalog_state` builds it.
+
+    Returns:
+        Rows ``product_id, category, price, in_carts, cart_value`` sorted by product.
+    """
+    prices: dict[int, Decimal | None] = getattr(catalog, "prices", {})
+    totals: dict[int, int] = defaultdict(int)
+    for event in events:
+        if event.event_type in CART_TYPES:
+            change = event.quantity or 0
+            totals[event.product_id] += change if event.event_type == "add_to_cart" else -change
+    rows: list[Row] = []
+    for product_id in sorted(totals):
+        if product_id not in catalog or totals[product_id] == 0:
+            continue
+        price = prices.get(product_id)
+        rows.append(
+            {
+                "product_id": product_id,
+                "category": catalog[product_id],
+                "price": price,
+                "in_carts": totals[product_id],
+                "cart_value": None if price is None else price * totals[product_id],
+            }
+        )
+    return rows
+
+
 def compute_views(
     events: list[Event],
     catalog: dict[int, str],
@@ -362,4 +400,5 @@ def compute_views(
         "cart_state": cart_state(events),
         "purchase_bursts": purchase_bursts(events, settings),
         "corrected_purchases": corrected_purchases(events, settings),
+        "cart_value_by_product": cart_value_by_product(events, catalog),
     }

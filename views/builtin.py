@@ -6,6 +6,7 @@ in ``lk.yaml`` names it by default.
 
 from views import (
     cart_state,
+    cart_value_by_product,
     conversions,
     corrected_purchases,
     events_by_type,
@@ -22,4 +23,5 @@ VIEWS = (
     cart_state.VIEW,
     purchase_bursts.VIEW,
     corrected_purchases.VIEW,
+    cart_value_by_product.VIEW,
 )

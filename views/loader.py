@@ -171,7 +171,8 @@ def check_views(spark: SparkSession, registry: ViewRegistry, settings: Settings)
     )
     versions = spark.createDataFrame(
         [],
-        "product_id long, category string, valid_from timestamp, partition int, offset long",
+        "product_id long, category string, price decimal(12,2), valid_from timestamp, "
+        "partition int, offset long",
     )
     ctx = ViewContext(settings.views, catalog, versions)
     for view in registry:

@@ -341,6 +341,7 @@ def test_compute_views_names_and_columns() -> None:
         "cart_state": ["user_id", "product_id", "quantity", "updated_at"],
         "purchase_bursts": ["user_id", "burst_at", "window_start", "purchases"],
         "corrected_purchases": ["window_start", "window_end", "purchases"],
+        "cart_value_by_product": ["product_id", "category", "price", "in_carts", "cart_value"],
     }
     assert list(views) == list(columns)
     for name, rows in views.items():
