@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 from batch_layer import bronze, runs
 from batch_layer.runs import BatchRun
 from config.settings import Settings
-from event_log.catalog import read_catalog
+from event_log.catalog import read_catalog, read_catalog_versions
 from event_log.contract import EventContract
 from event_log.kafka_source import read_range
 from event_log.schema import SHOP
@@ -180,8 +180,9 @@ def compute_run(
         landing = bronze.Landing(landed=0, quarantined=0)
     events = bronze_events(spark, tables, cutoff).persist()
     catalog = read_catalog(spark, settings, catalog_cutoff).persist()
+    versions = read_catalog_versions(spark, settings, catalog_cutoff).persist()  # read if used
     try:
-        ctx = ViewContext(settings.views, catalog)
+        ctx = ViewContext(settings.views, catalog, versions)
 
         def write(view: View) -> str:
             path = tables.batch_view(run.run_id, view.name)
@@ -198,6 +199,7 @@ def compute_run(
     finally:
         events.unpersist()
         catalog.unpersist()
+        versions.unpersist()
     quarantined_rows = spark.read.format("delta").load(tables.quarantine).count()
     run = replace(
         run,

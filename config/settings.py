@@ -33,6 +33,8 @@ from pydantic_settings import (
 from config.errors import LkError
 
 Mode = Literal["lambda", "kappa"]
+#: which catalog row a purchase joins with (docs/semantics.md, "Which catalog version")
+CatalogJoin = Literal["current", "as_of_event_time"]
 
 
 _UNITS = {
@@ -266,8 +268,20 @@ class ViewSettings(_Section):
     conversion_lookback: Duration = timedelta(minutes=60)
     conversion_window: Duration = timedelta(minutes=1)
     hll_lg_k: int = Field(12, ge=4, le=21)
+    burst_window: Duration = Field(
+        timedelta(minutes=5), description="purchase_bursts: the sliding interval"
+    )
+    burst_threshold: int = Field(
+        3, ge=1, description="purchase_bursts: purchases within one interval that make a burst"
+    )
     allowed_lateness: dict[str, Duration] = Field(
         default_factory=dict, description="per view; a view not named here allows 10 minutes"
+    )
+    catalog_join: dict[str, CatalogJoin] = Field(
+        default_factory=dict,
+        description="per view joining the catalog: 'current' (the catalog as it stands when "
+        "a layer computes; the default) or 'as_of_event_time' (the version valid at the "
+        "event's time)",
     )
 
     @field_validator("hop_slide")
@@ -281,6 +295,10 @@ class ViewSettings(_Section):
     def lateness(self, view: str) -> timedelta:
         """Allowed lateness of one view (10 minutes unless configured)."""
         return self.allowed_lateness.get(view, timedelta(minutes=10))
+
+    def join_rule(self, view: str) -> CatalogJoin:
+        """Which catalog version ``view`` joins a purchase with (``current`` unless set)."""
+        return self.catalog_join.get(view, "current")
 
 
 class ServingSettings(_Section):

@@ -46,3 +46,40 @@ def read_catalog(spark: SparkSession, settings: Settings, end: Offsets) -> DataF
     """The catalog as of ``end`` (end offsets of the ``catalog`` topic)."""
     changes = read_range(spark, settings, settings.kafka.catalog_topic, {}, end)
     return catalog_table(changes)
+
+
+def catalog_versions(changes: DataFrame) -> DataFrame:
+    """Every version of every product the ``catalog`` topic holds, with its valid time.
+
+    One row per change: ``product_id`` (from the key), ``category`` and ``price`` (null
+    for a delete), ``valid_from`` and the change's ``partition`` and ``offset``. An
+    upsert is valid from its ``updated_at`` (the change's own time); a tombstone carries
+    no value, so a delete is valid from its log append time. Changes whose key is not an
+    integer, or whose value has no string ``category``, are left out.
+
+    Args:
+        changes: Kafka rows of the ``catalog`` topic (``key``, ``value``, ``partition``,
+            ``offset``, ``timestamp``).
+    """
+    product = F.from_json(F.col("value").cast("string"), PRODUCT)
+    updated = F.to_timestamp(product["updated_at"], "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
+    rows = changes.select(
+        F.col("key").cast("string").try_cast("long").alias("product_id"),
+        F.when(F.col("value").isNotNull(), product["category"]).alias("category"),
+        F.when(F.col("value").isNotNull(), product["price"]).alias("price"),
+        F.when(F.col("value").isNull(), F.col("timestamp"))
+        .otherwise(F.coalesce(updated, F.col("timestamp")))
+        .alias("valid_from"),
+        F.col("value").isNull().alias("_deleted"),
+        "partition",
+        "offset",
+    )
+    return rows.where(
+        F.col("product_id").isNotNull() & (F.col("_deleted") | F.col("category").isNotNull())
+    ).drop("_deleted")
+
+
+def read_catalog_versions(spark: SparkSession, settings: Settings, end: Offsets) -> DataFrame:
+    """Every catalog version up to ``end`` (:func:`catalog_versions`)."""
+    changes = read_range(spark, settings, settings.kafka.catalog_topic, {}, end)
+    return catalog_versions(changes)

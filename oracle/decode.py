@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
 from config.errors import LkError
 from oracle.records import Event, Quarantined, RawRecord
+
+_EPOCH = datetime(1970, 1, 1)
 
 EVENT_TYPES = frozenset({"page_view", "add_to_cart", "remove_from_cart", "purchase"})
 CART_TYPES = frozenset({"add_to_cart", "remove_from_cart", "purchase"})
@@ -129,6 +131,10 @@ def _parse(record: RawRecord) -> Event | str:
         event_time=event_time,
         partition=record.partition,
         offset=record.offset,
+        sent_time=parse_event_time(doc.get("sent_time")),
+        append_time=(
+            None if record.timestamp is None else _EPOCH + timedelta(milliseconds=record.timestamp)
+        ),
     )
 
 

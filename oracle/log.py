@@ -44,7 +44,9 @@ def _read(settings: Settings, topic: str) -> list[RawRecord]:
         records: list[RawRecord] = []
         while any(consumer.position(tp) < end[tp] for tp in partitions):
             for batch in consumer.poll(timeout_ms=1_000).values():
-                records += [RawRecord(m.partition, m.offset, m.key, m.value) for m in batch]
+                records += [
+                    RawRecord(m.partition, m.offset, m.key, m.value, m.timestamp) for m in batch
+                ]
         return sorted(records, key=lambda r: (r.partition, r.offset))
     finally:
         consumer.close()

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from config.settings import ViewSettings
+from oracle.catalog import CatalogHistory
 from oracle.decode import decode, dedup
 from oracle.lateness import MicroBatch, late_events
 from oracle.records import RawRecord
-from oracle.views import VIEW_NAMES, compute_views, revenue_by_category
+from oracle.views import VIEW_NAMES, cart_value_by_product, compute_views, revenue_by_category
 
 
 def add_rows(rows: list[dict], key: tuple[str, ...], sums: tuple[str, ...]) -> list[dict]:
@@ -36,6 +37,7 @@ def served_views(
     views: ViewSettings,
     batches: Sequence[MicroBatch] = (),
     cutoff: Mapping[int, int] | None = None,
+    history: CatalogHistory | None = None,
 ) -> dict[str, list[dict]]:
     """Oracle views over the de-duplicated ``events`` a reader must be served.
 
@@ -47,6 +49,8 @@ def served_views(
         batches: the streaming lane's micro-batches (none: nothing is late).
         cutoff: the served batch run's cutoff (Lambda), if any: events below it are
             served whatever their lateness.
+        history: the catalog's versions: a view joining as of event time joins every
+            event with the version valid then, whichever layer computed it.
     """
     decoded, _ = decode(events)
     unique = dedup(decoded)
@@ -59,8 +63,15 @@ def served_views(
             for e in unique
             if e.offset < cut.get(e.partition, 0) or e.event_id not in late.get(name, set())
         ]
+        if name == "cart_value_by_product":  # the newest catalog a layer has read
+            latest = catalog_for if cutoff is None else catalog_for["speed"]
+            result[name] = cart_value_by_product(kept, latest)  # type: ignore[arg-type]
+            continue
         if name != "revenue_by_category":
-            result[name] = compute_views(kept, {}, views)[name]
+            result[name] = compute_views(kept, {}, views, history)[name]
+            continue
+        if views.join_rule(name) == "as_of_event_time":
+            result[name] = revenue_by_category(kept, {}, views, history)
             continue
         if cutoff is None:
             result[name] = revenue_by_category(kept, catalog_for, views)  # type: ignore[arg-type]

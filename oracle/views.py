@@ -1,4 +1,4 @@
-"""The five views computed in plain Python, straight from ``docs/semantics.md``.
+"""The views computed in plain Python, straight from ``docs/semantics.md``.
 
 Every function takes valid, de-duplicated events and returns ``list[dict]`` rows sorted by
 the view's key, with the contract's column names: timestamps as naive UTC ``datetime``,
@@ -8,17 +8,27 @@ epoch; all arithmetic is done on integer milliseconds.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from config.settings import ViewSettings
-from oracle.catalog import category_of
+from oracle.catalog import CatalogHistory, category_of
+from oracle.clock import corrected_purchases
 from oracle.records import Event
 
-VIEW_NAMES = ("revenue_by_category", "events_by_type", "user_sessions", "conversions", "cart_state")
+VIEW_NAMES = (
+    "revenue_by_category",
+    "events_by_type",
+    "user_sessions",
+    "conversions",
+    "cart_state",
+    "purchase_bursts",
+    "corrected_purchases",
+    "cart_value_by_product",
+)
 CART_TYPES = frozenset({"add_to_cart", "remove_from_cart", "purchase"})
 
 _EPOCH = datetime(1970, 1, 1)
@@ -48,26 +58,44 @@ def _amount(event: Event) -> Decimal:
 
 
 def revenue_by_category(
-    events: list[Event], catalog: dict[int, str], settings: ViewSettings | None = None
+    events: list[Event],
+    catalog: dict[int, str],
+    settings: ViewSettings | None = None,
+    history: CatalogHistory | None = None,
 ) -> list[Row]:
     """Purchases per tumbling window and category: ``orders`` and ``revenue``.
+
+    The category is the one in ``catalog`` (rule ``current``), or, when the view's
+    ``catalog_join`` is ``as_of_event_time``, the one ``history`` had at the purchase's
+    event time.
 
     Args:
         events: valid, de-duplicated events.
         catalog: ``product_id -> category``; absent products get ``unknown``.
-        settings: view settings (``tumbling_window``); the defaults when ``None``.
+        settings: view settings (``tumbling_window``, ``catalog_join``); the defaults when
+            ``None``.
+        history: the catalog's versions; needed by the ``as_of_event_time`` rule.
 
     Returns:
         Rows ``window_start, window_end, category, orders, revenue`` sorted by
         ``(window_start, category)``.
     """
-    size = _span((settings or ViewSettings()).tumbling_window, "tumbling_window")
+    settings = settings or ViewSettings()
+    size = _span(settings.tumbling_window, "tumbling_window")
+    as_of = settings.join_rule("revenue_by_category") == "as_of_event_time"
+    if as_of and history is None:
+        raise ValueError("revenue_by_category joins as of event time: pass the catalog history")
     groups: dict[tuple[int, str], list[Any]] = {}
     for event in events:
         if event.event_type != "purchase":
             continue
         t = _ms(event.event_time)
-        key = (t - t % size, category_of(catalog, event.product_id))
+        category = (
+            history.category_at(event.product_id, t)
+            if history is not None and as_of
+            else category_of(catalog, event.product_id)
+        )
+        key = (t - t % size, category)
         group = groups.get(key)
         if group is None:
             groups[key] = group = [0, _ZERO]
@@ -271,24 +299,106 @@ def cart_state(events: list[Event]) -> list[Row]:
     ]
 
 
+def purchase_bursts(events: list[Event], settings: ViewSettings | None = None) -> list[Row]:
+    """Per user and purchase time ``t``: a burst when ``[t - burst_window, t]`` holds enough.
+
+    Every interval of the sliding window counts; those ending at a purchase are the ones
+    where a count can reach the threshold, so each distinct purchase time is checked.
+
+    Args:
+        events: valid, de-duplicated events.
+        settings: view settings (``burst_window``, ``burst_threshold``); the defaults when
+            ``None``.
+
+    Returns:
+        Rows ``user_id, burst_at, window_start, purchases`` sorted by ``(user_id,
+        burst_at)``, where ``purchases >= burst_threshold`` (both interval ends inclusive).
+    """
+    settings = settings or ViewSettings()
+    span = settings.burst_window // _MS
+    times: dict[int, list[int]] = defaultdict(list)
+    for event in events:
+        if event.event_type == "purchase":
+            times[event.user_id].append(_ms(event.event_time))
+    rows: list[Row] = []
+    for user_id in sorted(times):
+        moments = sorted(times[user_id])
+        for t in sorted(set(moments)):
+            inside = bisect_right(moments, t) - bisect_left(moments, t - span)
+            if inside >= settings.burst_threshold:
+                rows.append(
+                    {
+                        "user_id": user_id,
+                        "burst_at": _time(t),
+                        "window_start": _time(t - span),
+                        "purchases": inside,
+                    }
+                )
+    return rows
+
+
+def cart_value_by_product(events: list[Event], catalog: dict[int, str]) -> list[Row]:
+    """Per product: cart totals joined with the catalog (a table-table join).
+
+    The cart total is the integral of cart changes over all users (as ``cart_state``);
+    the join is inner: a product deleted from the catalog, or whose total is 0, has no
+    row. ``price`` comes from ``catalog.prices`` when the catalog has them.
+
+    Args:
+        events: valid, de-duplicated events.
+        catalog: ``product_id -> category`` as :func:`oracle.catalog_state` builds it.
+
+    Returns:
+        Rows ``product_id, category, price, in_carts, cart_value`` sorted by product.
+    """
+    prices: dict[int, Decimal | None] = getattr(catalog, "prices", {})
+    totals: dict[int, int] = defaultdict(int)
+    for event in events:
+        if event.event_type in CART_TYPES:
+            change = event.quantity or 0
+            totals[event.product_id] += change if event.event_type == "add_to_cart" else -change
+    rows: list[Row] = []
+    for product_id in sorted(totals):
+        if product_id not in catalog or totals[product_id] == 0:
+            continue
+        price = prices.get(product_id)
+        rows.append(
+            {
+                "product_id": product_id,
+                "category": catalog[product_id],
+                "price": price,
+                "in_carts": totals[product_id],
+                "cart_value": None if price is None else price * totals[product_id],
+            }
+        )
+    return rows
+
+
 def compute_views(
-    events: list[Event], catalog: dict[int, str], settings: ViewSettings | None = None
+    events: list[Event],
+    catalog: dict[int, str],
+    settings: ViewSettings | None = None,
+    history: CatalogHistory | None = None,
 ) -> dict[str, list[Row]]:
-    """All five views at once.
+    """All the views at once.
 
     Args:
         events: valid, de-duplicated events.
         catalog: ``product_id -> category`` for ``revenue_by_category``.
         settings: view settings; the defaults when ``None``.
+        history: the catalog's versions, for a view that joins as of event time.
 
     Returns:
         ``{view name: rows}`` for every name in :data:`VIEW_NAMES`.
     """
     settings = settings or ViewSettings()
     return {
-        "revenue_by_category": revenue_by_category(events, catalog, settings),
+        "revenue_by_category": revenue_by_category(events, catalog, settings, history),
         "events_by_type": events_by_type(events, settings),
         "user_sessions": user_sessions(events, settings),
         "conversions": conversions(events, settings),
         "cart_state": cart_state(events),
+        "purchase_bursts": purchase_bursts(events, settings),
+        "corrected_purchases": corrected_purchases(events, settings),
+        "cart_value_by_product": cart_value_by_product(events, catalog),
     }

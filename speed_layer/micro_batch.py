@@ -60,7 +60,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from config.settings import Settings
-from event_log.catalog import read_catalog
+from event_log.catalog import read_catalog, read_catalog_versions
 from event_log.decode import event_columns, event_schema, quarantined
 from event_log.topics import EndOffsets
 from lake import quarantine
@@ -122,21 +122,29 @@ class MicroBatchProcessor:
             view_input, columns=self.columns, time=self.time, settings=settings.views
         )
         self._catalog_ends = EndOffsets(settings, settings.kafka.catalog_topic)
-        self._catalog: tuple[dict[int, int], DataFrame] | None = None
+        self._catalog: tuple[dict[int, int], DataFrame, DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
         self._fresh = False  # no progress row at start: nothing to rebase until one
         self._busy = threading.Lock()  # a micro-batch and a rebase never overlap
         #: batch id -> where its time went inside ``foreachBatch`` (:meth:`_micro_batch`)
         self.timings: dict[int, dict[str, int]] = {}
 
-    def _catalog_table(self) -> DataFrame:
-        """The catalog as it stands now; re-read only when the topic moved."""
+    def _context(self) -> ViewContext:
+        """The views' context: the catalog as it stands now and its versions.
+
+        Both are re-read only when the topic moved (the versions only if a view uses them).
+        """
         ends = self._catalog_ends()
         if self._catalog is None or self._catalog[0] != ends:
             if self._catalog is not None:
                 self._catalog[1].unpersist()
-            self._catalog = (ends, read_catalog(self.spark, self.settings, ends).persist())
-        return self._catalog[1]
+                self._catalog[2].unpersist()
+            self._catalog = (
+                ends,
+                read_catalog(self.spark, self.settings, ends).persist(),
+                read_catalog_versions(self.spark, self.settings, ends).persist(),
+            )
+        return ViewContext(self.settings.views, self._catalog[1], self._catalog[2])
 
     def close(self) -> None:
         """Release what the processor holds between micro-batches: a consumer, a cache.
@@ -146,6 +154,7 @@ class MicroBatchProcessor:
         self._catalog_ends.close()
         if self._catalog is not None:
             self._catalog[1].unpersist()
+            self._catalog[2].unpersist()
             self._catalog = None
 
     # -- epochs -----------------------------------------------------------------------
@@ -205,7 +214,7 @@ class MicroBatchProcessor:
                 return False
             started = datetime.now(UTC).replace(tzinfo=None)
             retained = self._retained(lane_log.version(self.spark, self.lane))
-            ctx = ViewContext(self.settings.views, self._catalog_table())
+            ctx = self._context()
             held: list[DataFrame] = []
             pieces = self._epoch_state(epoch, ctx, retained, held)
             row = replace(
@@ -264,7 +273,7 @@ class MicroBatchProcessor:
         previous = self._previous(batch_id)
         epoch = self.epoch()
         retained = self._retained(record_version(spark, self.lane, batch_id))
-        ctx = ViewContext(self.settings.views, self._catalog_table())
+        ctx = self._context()
         batch = batch.persist()
         held = [batch]  # what this micro-batch caches, released after its commit
         pieces = []

@@ -22,10 +22,16 @@ from config.settings import ViewSettings
 
 @dataclass(frozen=True)
 class ViewContext:
-    """What a view may read besides events: its settings and the catalog table."""
+    """What a view may read besides events: its settings and the catalog.
+
+    ``catalog`` is the catalog table as it stands when the layer computes;
+    ``catalog_versions`` every version the CDC topic holds, each with the time it became
+    valid (``event_log.catalog.catalog_versions``), for joins as of the event's time.
+    """
 
     settings: ViewSettings
     catalog: DataFrame | None = None
+    catalog_versions: DataFrame | None = None
 
 
 Compute = Callable[[DataFrame, ViewContext], DataFrame]

@@ -6,23 +6,20 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from event_log.decode import AMOUNT
-from event_log.schema import UNKNOWN_CATEGORY
 from views.base import View, ViewContext
+from views.catalog_join import with_category
 from views.windows import bounds, tumbling
 
+NAME = "revenue_by_category"
 KEY = ("window_start", "category")
 
 
 def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
-    """Orders and revenue of purchases per 1-minute window x category."""
-    if ctx.catalog is None:
-        raise ValueError("revenue_by_category needs the catalog table in its ViewContext")
-    categories = F.broadcast(ctx.catalog.select("product_id", "category"))
-    purchases = (
-        events.where(F.col("event_type") == "purchase")
-        .join(categories, "product_id", "left")
-        .withColumn("category", F.coalesce("category", F.lit(UNKNOWN_CATEGORY)))
-    )
+    """Orders and revenue of purchases per 1-minute window x category.
+
+    The category is the catalog's under the view's join rule (``views.catalog_join``).
+    """
+    purchases = with_category(events.where(F.col("event_type") == "purchase"), ctx, NAME)
     return (
         purchases.groupBy(
             tumbling("event_time", ctx.settings.tumbling_window).alias("window"), "category"
@@ -44,7 +41,7 @@ def merge(state: DataFrame) -> DataFrame:
 
 VIEW = View(
     window="tumbling {tumbling_window}",
-    name="revenue_by_category",
+    name=NAME,
     key=KEY,
     settles_with="window_end",
     compute=compute,

@@ -62,6 +62,9 @@ class WorkloadSpec:
     catalog_updates: int = 20
     catalog_deletes: int = 5
     category_change_fraction: float = 0.3
+    #: stamp each record with the log's append time (the true send time plus a transit
+    #: delay of 0-399 ms), as a live log would, instead of leaving it to the broker
+    log_time: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,8 @@ class Record:
     key: bytes
     value: bytes | None
     kind: str = "event"
+    #: the Kafka record timestamp to send (ms since the epoch); None: the broker's clock
+    timestamp_ms: int | None = None
 
 
 @dataclass
@@ -286,7 +291,34 @@ def generate(spec: WorkloadSpec) -> Iterator[Record]:
     return starmap(Record, _rows(spec))
 
 
-_Row = tuple[str, bytes, bytes | None, str]  # Record's fields: topic, key, value, kind
+#: Record's fields: topic, key, value, kind (and the append time with ``log_time``)
+_Row = tuple[Any, ...]
+
+
+def _skews(spec: WorkloadSpec, rng: random.Random) -> list[int]:
+    """Each user's device clock offset in microseconds (index 0 unused)."""
+    return [0] + [
+        timedelta(seconds=rng.uniform(-1, 1) * spec.max_clock_skew.total_seconds()) // _US
+        if rng.random() < spec.skewed_users_fraction
+        else 0
+        for _ in range(spec.users)
+    ]
+
+
+def clock_skews(spec: WorkloadSpec) -> dict[int, timedelta]:
+    """How far each user's device clock is ahead of the true time (0 for most users).
+
+    Device times (``event_time``, ``sent_time``) are the true times plus this offset: the
+    truth a clock-skew correction is measured against.
+    """
+    rng = random.Random(spec.seed)
+    _build_catalog(spec, rng)
+    return {user: skew * _US for user, skew in enumerate(_skews(spec, rng)) if user}
+
+
+def _transit_ms(n: int) -> int:
+    """A deterministic transit delay (0-399 ms) for record ``n``, drawing no random number."""
+    return (n * 7919) % 400
 
 
 def _rows(spec: WorkloadSpec) -> Iterator[_Row]:
@@ -299,12 +331,8 @@ def _rows(spec: WorkloadSpec) -> Iterator[_Row]:
     """
     rng = random.Random(spec.seed)
     catalog = _build_catalog(spec, rng)
-    skews = [0] + [
-        timedelta(seconds=rng.uniform(-1, 1) * spec.max_clock_skew.total_seconds()) // _US
-        if rng.random() < spec.skewed_users_fraction
-        else 0
-        for _ in range(spec.users)
-    ]
+    skews = _skews(spec, rng)
+    stamp = spec.log_time
     budgets = [spec.events // spec.users] * spec.users
     for i in range(spec.events % spec.users):
         budgets[i] += 1
@@ -331,6 +359,7 @@ def _rows(spec: WorkloadSpec) -> Iterator[_Row]:
                 str(pid).encode(),
                 product.to_json() if product else None,
                 "catalog_upsert" if product else "catalog_delete",
+                *((_micros(moment) // _MS,) if stamp else ()),
             ),
         )
         for seq, (moment, pid, product) in enumerate(catalog.changes)
@@ -352,17 +381,24 @@ def _rows(spec: WorkloadSpec) -> Iterator[_Row]:
         )  # fmt: skip
         value = dumps(fields)
         seq += 1
-        push(pending, (send, seq, ("events", key, value, "late" if late else "event")))
+        kind_label = "late" if late else "event"
+        if stamp:
+            at = send // _MS + _transit_ms(n)
+            push(pending, (send, seq, ("events", key, value, kind_label, at)))
+        else:
+            push(pending, (send, seq, ("events", key, value, kind_label)))
         if draw() < duplicate_fraction:
             resend = send + _seconds(0.1 + 30 * draw())
             copy = dumps({**fields, "sent_time": fmt(resend + skew)})
             seq += 1
-            push(pending, (resend, seq, ("events", key, copy, "duplicate")))
+            row = ("events", key, copy, "duplicate")
+            push(pending, (resend, seq, (*row, resend // _MS) if stamp else row))
         if draw() < malformed_fraction:
             bad = rng.choice(MALFORMED_KINDS)
             seq += 1
             junk = _malformed(bad, fields, value)
-            push(pending, (send, seq, ("events", key, junk, f"malformed:{bad}")))
+            row = ("events", key, junk, f"malformed:{bad}")
+            push(pending, (send, seq, (*row, send // _MS) if stamp else row))
     while pending:
         yield pop(pending)[2]
 

@@ -122,7 +122,13 @@ def produce(
             topic = topics[record.topic]
             key = record.key
             try:
-                future = send(topic, key=key, value=record.value, partition=partition(topic, key))
+                future = send(
+                    topic,
+                    key=key,
+                    value=record.value,
+                    partition=partition(topic, key),
+                    timestamp_ms=record.timestamp_ms,
+                )
             except KafkaError as error:  # not even handed over: stop here and say so
                 report.stopped_at = sent
                 report.errors.append(f"position {sent}: {error!r}")

@@ -56,3 +56,24 @@ def test_unusable_records_are_skipped() -> None:
 def test_category_of_unknown() -> None:
     assert category_of({1: "books"}, 1) == "books"
     assert category_of({1: "books"}, 2) == "unknown"
+
+
+def test_history_answers_the_version_valid_at_each_time():
+    from datetime import datetime, timedelta
+
+    from oracle import catalog_history
+    from tests.support.catalog_history import T0, history_records
+
+    def ms(moment: datetime) -> int:
+        return (moment - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
+
+    history = catalog_history(history_records(deleted_at=T0 + timedelta(minutes=3)))
+    minute = timedelta(minutes=1)
+    assert history.category_at(1, ms(T0)) == "books"
+    assert history.category_at(1, ms(T0 + 5 * minute) - 1) == "books"
+    assert history.category_at(1, ms(T0 + 5 * minute)) == "toys"
+    assert history.category_at(2, ms(T0 + 2 * minute)) == "garden"
+    assert history.category_at(2, ms(T0 + 3 * minute)) == "unknown"  # the delete's append time
+    assert history.category_at(3, ms(T0)) == "unknown"  # not inserted yet
+    assert history.category_at(3, ms(T0 + 10 * minute)) == "music"
+    assert history.category_at(99, ms(T0)) == "unknown"

@@ -318,7 +318,7 @@ def test_compute_views_names_and_columns() -> None:
         ev("add_to_cart", T0 + MS, quantity=2),
         ev("purchase", T0 + 2 * MS),
     ]
-    views = compute_views(events, {10: "books"}, ViewSettings())
+    views = compute_views(events, {10: "books"}, ViewSettings(burst_threshold=1))
     columns = {
         "revenue_by_category": ["window_start", "window_end", "category", "orders", "revenue"],
         "events_by_type": [
@@ -339,6 +339,9 @@ def test_compute_views_names_and_columns() -> None:
         ],
         "conversions": ["window_start", "window_end", "purchases", "converted"],
         "cart_state": ["user_id", "product_id", "quantity", "updated_at"],
+        "purchase_bursts": ["user_id", "burst_at", "window_start", "purchases"],
+        "corrected_purchases": ["window_start", "window_end", "purchases"],
+        "cart_value_by_product": ["product_id", "category", "price", "in_carts", "cart_value"],
     }
     assert list(views) == list(columns)
     for name, rows in views.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -21,25 +21,35 @@ KAFKA_SCHEMA = (
 )
 APPROX = "distinct_users_approx"
 APPROX_TOLERANCE = 0.05
+#: the append time of a record the generator left to the broker's clock
+LOGGED_AT = datetime(2026, 11, 22)
+LOGGED_AT_MS = (LOGGED_AT - datetime(1970, 1, 1)) // timedelta(milliseconds=1)
+
+
+def _time(record: oracle.RawRecord) -> datetime:
+    if record.timestamp is None:
+        return LOGGED_AT
+    return datetime(1970, 1, 1) + timedelta(milliseconds=record.timestamp)
 
 
 def as_logged(records: Iterable[Record], topic: str, partitions: int) -> list[oracle.RawRecord]:
-    """Records of one topic with the partition and offset Kafka gives them."""
+    """Records of one topic with the partition, offset and append time Kafka gives them."""
     next_offset: dict[int, int] = defaultdict(int)
     logged = []
     for record in records:
         if record.topic != topic:
             continue
         partition = partition_for(record.key, partitions)
-        logged.append(oracle.RawRecord(partition, next_offset[partition], record.key, record.value))
+        stamp = LOGGED_AT_MS if record.timestamp_ms is None else record.timestamp_ms
+        offset = next_offset[partition]
+        logged.append(oracle.RawRecord(partition, offset, record.key, record.value, stamp))
         next_offset[partition] += 1
     return logged
 
 
 def kafka_frame(spark: SparkSession, logged: Sequence[oracle.RawRecord]) -> DataFrame:
     """A DataFrame shaped like Spark's Kafka source over ``logged``."""
-    now = datetime(2026, 11, 22)
-    rows = [(r.key, r.value, "events", r.partition, r.offset, now, 0) for r in logged]
+    rows = [(r.key, r.value, "events", r.partition, r.offset, _time(r), 0) for r in logged]
     return spark.createDataFrame(rows, KAFKA_SCHEMA)
 
 

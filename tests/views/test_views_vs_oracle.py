@@ -11,7 +11,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from batch_layer.bronze import first_copies
 from config.settings import ViewSettings
-from event_log.catalog import catalog_table
+from event_log.catalog import catalog_table, catalog_versions
 from event_log.decode import decode_events, quarantined, valid_events
 from tests.support.workload import as_logged, assert_view_matches, kafka_frame, oracle_views
 from views import default_registry
@@ -29,7 +29,10 @@ def workload(spark):
     catalog = as_logged(records, "catalog", 1)
     decoded = valid_events(decode_events(kafka_frame(spark, events)))
     first = first_copies(decoded)
-    ctx = ViewContext(ViewSettings(), catalog_table(kafka_frame(spark, catalog)).cache())
+    changes = kafka_frame(spark, catalog)
+    ctx = ViewContext(
+        ViewSettings(), catalog_table(changes).cache(), catalog_versions(changes).cache()
+    )
     return events, catalog, first.cache(), ctx
 
 

@@ -1,0 +1,87 @@
+"""purchase_bursts in Spark: literals, the oracle, and a burst split across partial states."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from pyspark.sql import functions as F
+
+import oracle
+from config.settings import ViewSettings
+from tests.support.workload import assert_view_matches
+from tests.views.conftest import T0, make_events
+from views.base import ViewContext
+from views.purchase_bursts import VIEW
+
+pytestmark = pytest.mark.integration
+M = timedelta(minutes=1)
+S = timedelta(seconds=1)
+ROWS = [  # (event_type, user, product, quantity, price, event_time)
+    ("purchase", 1, 1, 1, 1.0, T0 + S / 2),
+    ("purchase", 1, 2, 1, 1.0, T0 + 3 * M),
+    ("purchase", 1, 3, 1, 1.0, T0 + 4 * M + 59 * S),  # 3 within 5 min, across minute bounds
+    ("purchase", 1, 4, 1, 1.0, T0 + 5 * M + S),  # 10:00:00.5 has left: 3 again
+    ("purchase", 1, 5, 1, 1.0, T0 + 20 * M),  # alone
+    ("purchase", 2, 1, 1, 1.0, T0),
+    ("purchase", 2, 1, 1, 1.0, T0 + 5 * M),  # 10:00 is exactly 5 min before: inside
+    ("page_view", 2, 1, None, None, T0 + 2 * M),  # not a purchase
+    ("purchase", 2, 1, 1, 1.0, T0 + 5 * M + S),  # 10:00 is out, 10:02 in: 3
+    ("purchase", 3, 1, 1, 1.0, T0),
+    ("purchase", 3, 1, 1, 1.0, T0 + M),
+    ("purchase", 2, 1, 1, 1.0, T0 + 2 * M),  # arrives last, fills user 2's intervals
+]
+
+
+def _burst(user: int, at, purchases: int) -> dict:
+    return {"user_id": user, "burst_at": at, "window_start": at - 5 * M, "purchases": purchases}
+
+
+EXPECTED = [
+    _burst(1, T0 + 4 * M + 59 * S, 3),
+    _burst(1, T0 + 5 * M + S, 3),
+    _burst(2, T0 + 5 * M, 3),
+    _burst(2, T0 + 5 * M + S, 3),
+]
+
+
+def _oracle(settings: ViewSettings) -> list[dict]:
+    events = [
+        oracle.Event(f"e{i}", kind, user, pid, qty, None, t, 0, i)
+        for i, (kind, user, pid, qty, _, t) in enumerate(ROWS)
+    ]
+    return oracle.purchase_bursts(events, settings)
+
+
+def test_bursts_are_every_interval_ending_at_a_purchase(spark):
+    ctx = ViewContext(ViewSettings())
+    actual = VIEW.evaluate(make_events(spark, ROWS), ctx)
+    assert_view_matches(actual, EXPECTED, VIEW.name)
+    assert_view_matches(actual, _oracle(ViewSettings()), VIEW.name)
+
+
+def test_a_burst_split_over_parts_is_found_once_they_merge(spark):
+    """Each part alone holds no burst; appended partial states (one per micro-batch, as
+    the streaming layers keep them) give the whole answer, compacted or not."""
+    events = make_events(spark, ROWS)
+    ctx = ViewContext(ViewSettings())
+    parts = [events.where(F.col("offset") % 3 == k) for k in range(3)]
+    for part in parts:
+        assert VIEW.evaluate(part, ctx).count() == 0
+    state = VIEW.compute(parts[0], ctx)
+    for part in parts[1:]:
+        state = state.unionByName(VIEW.compute(part, ctx))
+    assert_view_matches(VIEW.serve(state), EXPECTED, VIEW.name)
+    assert_view_matches(VIEW.serve(VIEW.merge(state.unionByName(state))), EXPECTED, VIEW.name)
+
+
+def test_threshold_and_interval_from_settings(spark):
+    settings = ViewSettings(burst_threshold=2, burst_window=timedelta(minutes=1))
+    actual = VIEW.evaluate(make_events(spark, ROWS), ViewContext(settings))
+    expected = _oracle(settings)
+    assert [(r["user_id"], r["burst_at"]) for r in expected] == [
+        (1, T0 + 5 * M + S),
+        (2, T0 + 5 * M + S),
+        (3, T0 + M),
+    ]
+    assert_view_matches(actual, expected, VIEW.name)

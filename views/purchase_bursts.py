@@ -1,0 +1,91 @@
+"""Users buying in bursts: at least N purchases within any interval (a sliding window).
+
+True sliding semantics, not hops: every interval ``[t - burst_window, t]`` counts, and it
+is enough to check those ending at a purchase (a count only grows when a purchase enters
+the interval). So a user has a burst at the time ``t`` of one of their purchases when
+their purchases in ``[t - burst_window, t]`` (both ends inclusive) number at least
+``burst_threshold``.
+
+The state is the purchases themselves (one row per purchase, a set: merged by union),
+and the counting happens on presentation over the merged state, so the answer is exact
+for any split of the events: a burst whose purchases arrive in two micro-batches, or
+straddle a Lambda batch cutoff, is found once both halves are in the state. Each state
+row carries the interval and threshold it was computed with (``_window_ms``,
+``_threshold``), so presentation needs no settings (a Kappa version keeps its own).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from views.base import View, ViewContext
+
+KEY = ("user_id", "burst_at")
+_MS = timedelta(milliseconds=1)
+
+
+def compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
+    """One state row per purchase: who, which, when (and the view's interval, threshold)."""
+    settings = ctx.settings
+    return events.where(F.col("event_type") == "purchase").select(
+        "user_id",
+        "event_id",
+        F.col("event_time").alias("purchased_at"),
+        F.lit(settings.burst_window // _MS).cast("long").alias("_window_ms"),
+        F.lit(settings.burst_threshold).alias("_threshold"),
+    )
+
+
+def merge(state: DataFrame) -> DataFrame:
+    """A set of purchases: copies of one purchase (the same id) are one row. Exact."""
+    return state.groupBy("user_id", "event_id").agg(
+        F.max("purchased_at").alias("purchased_at"),
+        F.max("_window_ms").alias("_window_ms"),
+        F.max("_threshold").alias("_threshold"),
+    )
+
+
+def present(state: DataFrame) -> DataFrame:
+    """Per user and purchase time ``t``: the purchases in ``[t - window, t]``, if enough.
+
+    Rows ``user_id, burst_at (= t), window_start (= t - window), purchases``; one row
+    per user and time, however many purchases share that time.
+    """
+    ends = state.select(
+        F.col("user_id"),
+        F.col("purchased_at").alias("burst_at"),
+        F.col("_window_ms").alias("_w"),
+        F.col("_threshold").alias("_n"),
+    ).dropDuplicates(["user_id", "burst_at"])
+    inside = state.select(F.col("user_id").alias("_u"), F.col("purchased_at").alias("_t"))
+    start = F.timestamp_millis(F.unix_millis("burst_at") - F.col("_w"))
+    joined = ends.join(
+        inside,
+        (F.col("user_id") == F.col("_u")) & F.col("_t").between(start, F.col("burst_at")),
+    )
+    return (
+        joined.groupBy("user_id", "burst_at", "_w", "_n")
+        .agg(F.count("*").alias("purchases"))
+        .where(F.col("purchases") >= F.col("_n"))
+        .select("user_id", "burst_at", start.alias("window_start"), "purchases")
+    )
+
+
+VIEW = View(
+    window="sliding {burst_window}, at least {burst_threshold} purchases",
+    name="purchase_bursts",
+    key=KEY,
+    settles_with="burst_at",
+    compute=compute,
+    merge=merge,
+    merge_rule=(
+        "state is the set of purchases (one row each, union); bursts are counted over the "
+        "merged set when read: exact for any split"
+    ),
+    present=present,
+    order_by=KEY,
+    non_negative=("purchases",),
+)
