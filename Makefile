@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
 	@touch $@
 
-$(JARS): $(STAMP) infra/maven/spark/pom.xml infra/maven/broker/pom.xml
+$(JARS): $(STAMP) infra/maven/spark/pom.xml infra/maven/broker/pom.xml infra/maven/s3/pom.xml
 	$(BIN)/lk infra fetch
 	@touch $@
 
