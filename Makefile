@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JARS   := .lk/jars/.fetched
 
-.PHONY: setup demo test scenarios chaos lint bench clean down airflow-screenshot report-screenshot
+.PHONY: setup demo test scenarios cluster chaos lint bench clean down airflow-screenshot report-screenshot
 
 setup: $(STAMP) $(JARS)
 
@@ -30,6 +30,11 @@ test: setup
 
 scenarios: setup
 	$(BIN)/pytest -m scenario -q --durations=15
+
+# The platform on a local Spark standalone cluster and Delta on the object store (SeaweedFS),
+# faults included (docs/scaling.md); each test starts and stops its own pieces. Not in CI.
+cluster: setup
+	$(BIN)/pytest -m cluster -q --durations=15
 
 # Faults on purpose, 20 passes over every scenario; the table goes to benchmarks/results/chaos.md.
 chaos: setup
