@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JARS   := .lk/jars/.fetched
 
-.PHONY: setup demo test scenarios cluster chaos lint bench clean down airflow-screenshot report-screenshot
+.PHONY: setup demo test scenarios cluster chaos lint bench bench-scaling clean down airflow-screenshot report-screenshot
 
 setup: $(STAMP) $(JARS)
 
@@ -58,6 +58,12 @@ bench: setup
 	$(BIN)/python -m benchmarks.micro_batch_profile --events 300000 --offsets 28000 --contender floor-views --output benchmarks/results/first_micro_batch_floor_views.json
 	$(BIN)/python -m benchmarks.freshness
 	$(BIN)/python -m benchmarks.sustainable_rate
+
+# Batch recompute and Kappa replay on local[2], 1 and 2 workers, local disk and the object
+# store, side by side (EVENTS=1000000 by default); JSON into benchmarks/results/scaling.json.
+EVENTS ?= 1000000
+bench-scaling: setup
+	$(BIN)/python -m benchmarks.scaling --events $(EVENTS)
 
 # A screenshot of the Airflow grid after a run (Airflow up via `lk airflow up`).
 airflow-screenshot: setup

@@ -4,8 +4,6 @@ ports under a temp folder, and a scenario run in a child configured by ``LK_*`` 
 from __future__ import annotations
 
 import os
-import random
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,40 +13,17 @@ from uuid import uuid4
 
 from config.settings import Settings, with_sections
 from infra import object_store, spark_cluster
-from infra.local import free_ports
+from infra.local import free_ports, free_run
 from tests.conftest import REPO
 from tests.support.env import lk_env
 
 BUCKET = "lk-tests"
 
 
-def _free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def _free_store_port() -> int:
-    """An S3 port whose four SeaweedFS ports (and their gRPC ports, +10000) are all free."""
-    while True:
-        base = random.randrange(20_000, 22_000)
-        probe = _store_ports(base)
-        if all(_free(p) for p in probe):
-            return base
-
-
-def _store_ports(base: int) -> list[int]:
-    """The ports the server on S3 port ``base`` takes."""
-    return [base + i + grpc for i in range(4) for grpc in (0, 10_000)]
-
-
 @contextmanager
 def local_object_store(settings: Settings, home: Path) -> Iterator[Settings]:
     """SeaweedFS under ``home`` on free ports; ``settings`` with storage under ``s3a://``."""
-    port = _free_store_port()
+    port = free_run(4, offsets=(0, 10_000))
     mine = with_sections(
         settings,
         storage={
@@ -69,14 +44,15 @@ def local_object_store(settings: Settings, home: Path) -> Iterator[Settings]:
 @contextmanager
 def local_spark_cluster(settings: Settings, home: Path, workers: int) -> Iterator[Settings]:
     """A master and ``workers`` workers under ``home`` on free ports; ``settings`` using it."""
-    master, master_ui, *worker_ui = free_ports(2 + workers)
+    master, master_ui = free_ports(2)
+    worker_ui = free_run(workers)
     mine = with_sections(
         settings,
         spark={
             "cluster_home": home,
             "master_port": master,
             "master_ui_port": master_ui,
-            "worker_ui_port": worker_ui[0],
+            "worker_ui_port": worker_ui,
             "worker_cores": 1,
             "worker_memory": "1g",
             "executor_memory": "768m",
