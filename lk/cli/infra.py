@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from config.settings import Settings
     from infra.kafka_broker import BrokerStatus
 
+#: The bucket ``lk infra up --object-store`` creates when ``storage.root`` names none
+#: (the one ``lk.cluster.yaml`` uses).
+DEFAULT_BUCKET = "lk-lake"
+
 app = typer.Typer(help="Fetch jars and run the local Kafka broker.", no_args_is_help=True)
 
 
@@ -157,8 +161,11 @@ def _object_store_up(settings: Settings) -> None:
         "unless storage.access_key/secret_key are set"
     )
     if not settings.storage.on_object_store():
+        with failures_as_exit(*_expected()):
+            object_store.ensure_bucket(settings, DEFAULT_BUCKET)
         console.print(
-            f"to use it: LK_STORAGE__ROOT=s3a://<bucket>/data LK_STORAGE__ENDPOINT={store.endpoint}"
+            f"to use it: LK_STORAGE__ROOT=s3a://{DEFAULT_BUCKET}/data "
+            f"LK_STORAGE__ENDPOINT={store.endpoint} (or LK_CONFIG=lk.cluster.yaml)"
         )
 
 
