@@ -8,6 +8,9 @@ one-worker cluster over the object store); the rest is ``make cluster``.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -15,12 +18,13 @@ import pytest
 
 from config.settings import Settings, with_sections
 from infra import object_store, spark_cluster
-from tests.conftest import fresh_topics
+from tests.conftest import REPO, fresh_topics
 from tests.support.cluster import (
     explain,
     local_object_store,
     local_spark_cluster,
     run_scenario,
+    scenario_env,
 )
 
 
@@ -87,31 +91,42 @@ def test_everything_at_once_cluster_and_object_store(two_workers, store, tmp_pat
 @pytest.mark.cluster
 def test_a_worker_killed_during_a_batch_run_leaves_the_run_correct(two_workers, tmp_path):
     """Spark reschedules the lost executor's tasks on the other worker; the run is exact."""
-    import subprocess
-    import sys
-
-    from tests.conftest import REPO
-    from tests.support.cluster import scenario_env
-
     settings = _own(two_workers, tmp_path)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.scenarios", "batch"],
-        cwd=REPO,
-        env={**__import__("os").environ, **scenario_env(settings)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    output = tmp_path / "batch.out"
+    with output.open("w") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.scenarios", "batch"],
+            cwd=REPO,
+            env={**os.environ, **scenario_env(settings)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
     try:
         _wait_for_running_app(settings, child)
-        time.sleep(5)  # into the batch run's jobs
+        _wait_for_bronze(settings, child)  # the run has landed bronze; its views are next
         assert spark_cluster.kill_worker(settings, 2) is not None
-        out, err = child.communicate(timeout=900)
+        child.wait(timeout=900)
     finally:
         if child.poll() is None:
             child.kill()
         spark_cluster.up(settings, workers=2)  # the next test has both workers again
-    assert child.returncode == 0, f"exit {child.returncode}\n{out[-3000:]}\n{err[-6000:]}"
+    assert child.returncode == 0, f"exit {child.returncode}\n{output.read_text()[-6000:]}"
+
+
+def _wait_for_bronze(settings: Settings, child, timeout_s: float = 600) -> None:
+    """Until the batch run has committed its bronze table (on the local storage root)."""
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    from lake.tables import Tables
+
+    log = Path(unquote(urlparse(Tables.of(settings).bronze).path)) / "_delta_log"
+    deadline = time.monotonic() + timeout_s
+    while not any(log.glob("*.json")):
+        assert child.poll() is None, "the batch run ended before the kill"
+        assert time.monotonic() < deadline, "the batch run never landed bronze"
+        time.sleep(0.2)
 
 
 def _wait_for_running_app(settings: Settings, child, timeout_s: float = 300) -> None:
