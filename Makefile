@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JARS   := .lk/jars/.fetched
 
-.PHONY: setup demo test scenarios chaos lint bench bench-long clean down airflow-screenshot report-screenshot
+.PHONY: setup demo test scenarios cluster chaos lint bench bench-long bench-scaling clean down airflow-screenshot report-screenshot
 
 setup: $(STAMP) $(JARS)
 
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
 	@touch $@
 
-$(JARS): $(STAMP) infra/maven/spark/pom.xml infra/maven/broker/pom.xml
+$(JARS): $(STAMP) infra/maven/spark/pom.xml infra/maven/broker/pom.xml infra/maven/s3/pom.xml
 	$(BIN)/lk infra fetch
 	@touch $@
 
@@ -30,6 +30,11 @@ test: setup
 
 scenarios: setup
 	$(BIN)/pytest -m scenario -q --durations=15
+
+# The platform on a local Spark standalone cluster and Delta on the object store (SeaweedFS),
+# faults included (docs/scaling.md); each test starts and stops its own pieces. Not in CI.
+cluster: setup
+	$(BIN)/pytest -m cluster -q --durations=15
 
 # Faults on purpose, 20 passes over every scenario; the table goes to benchmarks/results/chaos.md.
 chaos: setup
@@ -60,6 +65,12 @@ bench: setup
 	$(BIN)/python -m benchmarks.micro_batch_profile --events 300000 --offsets 28000 --contender floor-views --output benchmarks/results/first_micro_batch_floor_views.json
 	$(BIN)/python -m benchmarks.freshness
 	$(BIN)/python -m benchmarks.sustainable_rate
+
+# Batch recompute and Kappa replay on local[2], 1 and 2 workers, local disk and the object
+# store, side by side (EVENTS=1000000 by default); JSON into benchmarks/results/scaling.json.
+EVENTS ?= 1000000
+bench-scaling: setup
+	$(BIN)/python -m benchmarks.scaling --events $(EVENTS)
 
 # A screenshot of the Airflow grid after a run (Airflow up via `lk airflow up`).
 airflow-screenshot: setup

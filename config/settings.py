@@ -147,18 +147,69 @@ class SparkSettings(_Section):
         description="extra driver JVM flags (JIT, GC), after the platform's own",
     )
     conf: dict[str, str] = Field(default_factory=dict)
+    python: str | None = Field(
+        None,
+        description="the Python executors run (spark.pyspark.python); None: this process's "
+        "own interpreter, which a cluster on this machine shares",
+    )
+    executor_memory: str = Field("1g", description="per executor, on a cluster master")
+    cluster_home: Path = Field(
+        Path(".lk/spark"), description="where `lk infra up --spark-workers N` keeps its files"
+    )
+    master_port: int = Field(7077, ge=1, le=65535, description="the standalone master's port")
+    master_ui_port: int = Field(
+        8280, ge=1, le=65535, description="its web UI (Spark's 8080 is Airflow's)"
+    )
+    worker_ui_port: int = Field(
+        8281, ge=1, le=65535, description="worker k's web UI listens on this + k - 1"
+    )
+    worker_cores: int = Field(1, ge=1, description="cores each local worker offers")
+    worker_memory: str = Field("2g", description="memory each local worker offers")
+
+    def is_cluster(self) -> bool:
+        """Whether sessions run on a cluster master (``spark://``, ``yarn``, ``k8s://``)."""
+        return not self.master.startswith("local")
 
 
 class StorageSettings(_Section):
-    """Root of every Delta table and checkpoint: a local path or any URI Delta supports."""
+    """Root of every Delta table and checkpoint: a local path or any URI Delta supports.
+
+    An ``s3a://bucket/prefix`` root reads and writes through Hadoop's S3A connector;
+    ``endpoint`` and the keys point it at an S3-compatible server (``lk infra up
+    --object-store`` runs one on 127.0.0.1 and generates its keys when none are set).
+    """
 
     root: str = ".lk/data"
+    endpoint: str | None = Field(
+        None, description="S3 endpoint URL (http://127.0.0.1:8333); None: AWS's own"
+    )
+    access_key: SecretStr | None = None
+    secret_key: SecretStr | None = None
+    region: str = "us-east-1"
+    path_style_access: bool = Field(
+        True, description="bucket in the path, not the host name (what local servers need)"
+    )
+    jars_dir: Path = Field(Path(".lk/jars/s3"), description="the S3A connector's jars")
+    server_home: Path = Field(
+        Path(".lk/s3"), description="where `lk infra up --object-store` keeps its files"
+    )
+    server_port: int = Field(8333, ge=1, le=65535, description="the local server's S3 port")
 
     def uri(self) -> str:
         """The root as an absolute URI (local paths are resolved against the cwd)."""
         if "://" in self.root:
             return self.root.rstrip("/")
         return Path(self.root).resolve().as_uri().replace("file:///", "file:/", 1)
+
+    def on_object_store(self) -> bool:
+        """Whether the root is on S3 (or an S3-compatible server) through S3A."""
+        return self.root.startswith("s3a://")
+
+    def bucket(self) -> str | None:
+        """The bucket of an ``s3a://`` root, else None."""
+        if not self.on_object_store():
+            return None
+        return self.root.removeprefix("s3a://").split("/", 1)[0]
 
 
 class StreamSettings(_Section):

@@ -48,6 +48,11 @@ def jar_sets(settings: Settings) -> tuple[JarSet, JarSet]:
     )
 
 
+def s3a_jar_set(settings: Settings) -> JarSet:
+    """The S3A connector (hadoop-aws and the AWS SDK modules it calls)."""
+    return JarSet("s3a", POMS / "s3" / "pom.xml", settings.storage.jars_dir.resolve())
+
+
 def artifact_name(jar: Path) -> str:
     """``kafka-clients-3.9.1.jar`` -> ``kafka-clients``."""
     match = _VERSIONED.match(jar.name)
@@ -87,17 +92,26 @@ def fetch(jar_set: JarSet, *, prune_pyspark: bool) -> list[Path]:
 
 
 def fetch_all(settings: Settings) -> dict[str, list[Path]]:
-    """Fetch both jar sets (idempotent: Maven's local repository makes re-runs cheap)."""
+    """Fetch every jar set (idempotent: Maven's local repository makes re-runs cheap)."""
     spark, kafka = jar_sets(settings)
+    s3a = s3a_jar_set(settings)
     return {
         spark.name: fetch(spark, prune_pyspark=True),
         kafka.name: fetch(kafka, prune_pyspark=False),
+        s3a.name: fetch(s3a, prune_pyspark=True),
     }
 
 
 def spark_jars(settings: Settings) -> list[Path]:
-    """Local paths of the Spark extras, for ``spark.jars``."""
-    return jar_sets(settings)[0].jars()
+    """Local paths of the Spark extras, for ``spark.jars``.
+
+    With them the S3A connector when the storage root is ``s3a://``: a local root's
+    sessions load none of it.
+    """
+    extras = jar_sets(settings)[0].jars()
+    if settings.storage.on_object_store():
+        return extras + s3a_jar_set(settings).jars()
+    return extras
 
 
 def kafka_classpath(settings: Settings) -> str:

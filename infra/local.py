@@ -22,6 +22,19 @@ def free_ports(count: int) -> list[int]:
     return sorted(ports)
 
 
+def free_run(
+    count: int, low: int = 20_000, high: int = 30_000, offsets: tuple[int, ...] = (0,)
+) -> int:
+    """A port ``p`` with ``p + k + o`` free for every ``k < count`` and ``o`` in ``offsets``.
+
+    SeaweedFS's gRPC ports are its HTTP ports + 10000: ``offsets=(0, 10_000)``.
+    """
+    while True:
+        base = random.randrange(low, high - count)
+        if all(_free(base + k + o) for k in range(count) for o in offsets):
+            return base
+
+
 def cluster_settings(settings: Settings, count: int) -> Settings:
     """``settings`` for a local cluster of ``count`` nodes.
 

@@ -20,6 +20,7 @@ from pyspark.sql import SparkSession
 
 from config.settings import Settings
 from infra.jars import spark_jars
+from infra.object_store import credentials
 from lake.jvm import jvm
 
 # Python-side timestamps (``collect()``, ``toPandas()``) follow the process time zone;
@@ -106,9 +107,58 @@ def session_conf(settings: Settings, dump_classes_to: Path | None = None) -> dic
         "spark.databricks.delta.autoCompact.enabled": "false",
         "spark.sql.warehouse.dir": f"{settings.storage.uri()}/_warehouse",
     }
-    if spark.master.startswith("local"):
+    if _on_loopback(spark.master):
         conf |= {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+    if spark.is_cluster():
+        conf |= cluster_conf(settings)
+    if settings.storage.on_object_store():
+        conf |= s3a_conf(settings)
     return conf | dict(spark.conf)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _on_loopback(master: str) -> bool:
+    return master.startswith("local") or master.startswith(
+        ("spark://127.0.0.1:", "spark://localhost:")
+    )
+
+
+def cluster_conf(settings: Settings) -> dict[str, str]:
+    """What executors on a cluster need: the venv's Python, the project on its path, UTC.
+
+    The jars need nothing more: the driver serves ``spark.jars`` to every executor.
+    """
+    python = settings.spark.python or sys.executable
+    return {
+        "spark.pyspark.python": python,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.executorEnv.PYTHONPATH": str(REPO),
+        "spark.executorEnv.TZ": "UTC",
+        "spark.executor.memory": settings.spark.executor_memory,
+    }
+
+
+def s3a_conf(settings: Settings) -> dict[str, str]:
+    """Hadoop's S3A options for an ``s3a://`` storage root: endpoint, keys, addressing.
+
+    Delta picks its S3 log store (one writing driver per table) from the scheme itself.
+    """
+    storage = settings.storage
+    conf = {
+        "spark.hadoop.fs.s3a.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+        "spark.hadoop.fs.s3a.path.style.access": str(storage.path_style_access).lower(),
+        "spark.hadoop.fs.s3a.endpoint.region": storage.region,
+    }
+    if storage.endpoint is not None:
+        conf["spark.hadoop.fs.s3a.endpoint"] = storage.endpoint
+        ssl = storage.endpoint.startswith("https://")
+        conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = str(ssl).lower()
+    if (keys := credentials(settings)) is not None:
+        conf["spark.hadoop.fs.s3a.access.key"] = keys.access_key
+        conf["spark.hadoop.fs.s3a.secret.key"] = keys.secret_key
+    return conf
 
 
 @contextmanager
@@ -145,7 +195,7 @@ def build_session(
     :mod:`lake.class_archive` asks for one).
     """
     name = app_name or settings.spark.app_name
-    if settings.spark.master.startswith("local"):
+    if _on_loopback(settings.spark.master):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.master(settings.spark.master).appName(name)
     for key, value in session_conf(settings, dump_classes_to).items():

@@ -26,6 +26,8 @@ from infra import processes
 
 SPEED_PROCESS = "speed"  # the long-running ``lk speed``
 SERVE_PROCESS = "serve"  # ``lk serve``: ``lk query`` asks it instead of starting Spark
+BATCH_WRITER = "batch"  # ``lk batch``: the one writer of bronze, the batch views and the runs
+KAPPA_WRITER = "kappa"  # ``lk kappa reprocess|rollback|drop``: the one writer of the pointer
 
 
 class AlreadyRunningError(LkError, RuntimeError):

@@ -10,8 +10,9 @@ import pytest
 from config.settings import Settings, load_settings, with_sections
 
 REPO = Path(__file__).resolve().parents[1]
-#: the markers ``make test`` and ``make scenarios`` select on: a test with none runs nowhere
-KINDS = ("unit", "integration", "chaos", "scenario")
+#: the markers ``make test``, ``make scenarios`` and ``make cluster`` select on: a test with
+#: none runs nowhere
+KINDS = ("unit", "integration", "chaos", "scenario", "cluster")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

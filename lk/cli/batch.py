@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from lk import detached
 from lk.cli.common import console, platform, progress_bar, settings
 
 
@@ -21,12 +22,13 @@ def batch_command(
 
     config = settings()
     registry = platform(config).registry
-    spark = build_session(config, app_name="lk-batch")
-    with progress_bar(disable=as_json) as progress:
-        task = progress.add_task("batch: recomputing views", total=len(registry))
-        result = run_batch(
-            spark, config, registry, force=force, on_view=lambda name: progress.advance(task)
-        )
+    with detached.claim(config, detached.BATCH_WRITER):  # one writer per table (docs/scaling.md)
+        spark = build_session(config, app_name="lk-batch")
+        with progress_bar(disable=as_json) as progress:
+            task = progress.add_task("batch: recomputing views", total=len(registry))
+            result = run_batch(
+                spark, config, registry, force=force, on_view=lambda name: progress.advance(task)
+            )
     run = result.run
     if as_json:
         console.print_json(json.dumps({**run.as_dict(), "skipped": result.skipped}))

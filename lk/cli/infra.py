@@ -13,7 +13,12 @@ from lk.cli import common
 from lk.cli.common import console, failures_as_exit
 
 if TYPE_CHECKING:
+    from config.settings import Settings
     from infra.kafka_broker import BrokerStatus
+
+#: The bucket ``lk infra up --object-store`` creates when ``storage.root`` names none
+#: (the one ``lk.cluster.yaml`` uses).
+DEFAULT_BUCKET = "lk-lake"
 
 app = typer.Typer(help="Fetch jars and run the local Kafka broker.", no_args_is_help=True)
 
@@ -89,13 +94,38 @@ def up(
             "topics are replicated 3 times with min.insync.replicas=2.",
         ),
     ] = None,
+    object_store: Annotated[
+        bool,
+        typer.Option(
+            "--object-store",
+            help="Also run a local S3-compatible server (SeaweedFS, 127.0.0.1:"
+            "storage.server_port) and create storage.root's bucket.",
+        ),
+    ] = False,
+    spark_workers: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=8,
+            help="Also run a Spark standalone master and this many workers on 127.0.0.1 "
+            "(spark.master_port; web UI on spark.master_ui_port).",
+        ),
+    ] = 0,
 ) -> None:
-    """Start the broker (fetching its jars if missing), create the topics, show the status."""
+    """Start the broker (fetching its jars if missing), create the topics, show the status.
+
+    With ``--object-store`` and ``--spark-workers N``, the object store and a Spark
+    cluster too: what ``lk.cluster.yaml`` points the platform at.
+    """
     from event_log import topics
     from infra import jars, kafka_broker
     from infra.local import cluster_settings
 
     settings = common.infra_settings()
+    if object_store:
+        _object_store_up(settings)
+    if spark_workers:
+        _spark_cluster_up(settings, spark_workers)
     if brokers is not None and brokers != settings.broker.count:
         settings = cluster_settings(settings, brokers)
         console.print(
@@ -116,15 +146,57 @@ def up(
     _print_status(current)
 
 
+def _object_store_up(settings: Settings) -> None:
+    from infra import jars, object_store
+
+    s3a = jars.s3a_jar_set(settings)
+    with failures_as_exit(*_expected()):
+        if not any(s3a.target.glob("*.jar")) if s3a.target.is_dir() else True:
+            console.print(f"fetching the S3A connector into {s3a.target} ...")
+            jars.fetch(s3a, prune_pyspark=True)
+        store = object_store.up(settings)
+    console.print(
+        f"object store {store.endpoint}: [green]running[/green] (pid {store.pid}), "
+        f"buckets {', '.join(store.buckets) or 'none'}; keys in {store.home}/credentials.json "
+        "unless storage.access_key/secret_key are set"
+    )
+    if not settings.storage.on_object_store():
+        with failures_as_exit(*_expected()):
+            object_store.ensure_bucket(settings, DEFAULT_BUCKET)
+        console.print(
+            f"to use it: LK_STORAGE__ROOT=s3a://{DEFAULT_BUCKET}/data "
+            f"LK_STORAGE__ENDPOINT={store.endpoint} (or LK_CONFIG=lk.cluster.yaml)"
+        )
+
+
+def _spark_cluster_up(settings: Settings, workers: int) -> None:
+    from infra import spark_cluster
+
+    with failures_as_exit(*_expected()):
+        cluster = spark_cluster.up(settings, workers)
+    console.print(
+        f"spark cluster {cluster.master_url}: [green]{cluster.alive_workers} workers[/green] "
+        f"({cluster.cores} cores, {cluster.memory_mb} MiB), UI {cluster.ui}"
+    )
+    if settings.spark.master != cluster.master_url:
+        console.print(f"to use it: LK_SPARK__MASTER={cluster.master_url}")
+
+
 @app.command()
 def down() -> None:
-    """Stop the broker, every node of a cluster (SIGTERM, then SIGKILL after a timeout)."""
-    from infra import kafka_broker
+    """Stop the broker (every node), the Spark cluster and the object store if they run."""
+    from infra import kafka_broker, object_store, spark_cluster
 
     settings = common.infra_settings()
     with failures_as_exit(*_expected()):
         stopped = kafka_broker.down(settings)
+        cluster = spark_cluster.down(settings)
+        store = object_store.down(settings)
     console.print("broker stopped" if stopped else "broker was not running")
+    if cluster:
+        console.print("spark cluster stopped")
+    if store:
+        console.print("object store stopped")
 
 
 @app.command()

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from lk import detached
 from lk.cli.common import console, err_console, platform, progress_bar, settings
 
 app = typer.Typer(help="Kappa versions: reprocess, rollback, drop.", no_args_is_help=True)
@@ -21,7 +22,10 @@ def reprocess() -> None:
     config = settings()
     registry = platform(config).registry
     spark = build_session(config, app_name="lk-kappa")
-    with progress_bar() as progress:
+    with (
+        detached.claim(config, detached.KAPPA_WRITER),  # a rollback meanwhile refuses
+        progress_bar() as progress,
+    ):
         task = progress.add_task("replaying offsets", total=None)
         result = reprocess(
             spark,
@@ -73,7 +77,8 @@ def rollback() -> None:
     from lake.spark import build_session
 
     config = settings()
-    version = rollback(build_session(config, app_name="lk-kappa"), config)
+    with detached.claim(config, detached.KAPPA_WRITER):  # refuses during a reprocess
+        version = rollback(build_session(config, app_name="lk-kappa"), config)
     console.print(f"v{version} serves now")
 
 
@@ -88,5 +93,6 @@ def drop(version: Annotated[str, typer.Argument(help="The version to delete, e.g
     except ValueError:
         raise typer.BadParameter(f"expected vN or N, got {version!r}") from None
     config = settings()
-    drop(build_session(config, app_name="lk-kappa"), config, number)
+    with detached.claim(config, detached.KAPPA_WRITER):
+        drop(build_session(config, app_name="lk-kappa"), config, number)
     console.print(f"{version} dropped")
