@@ -252,6 +252,12 @@ class ViewSettings(_Section):
     allowed_lateness: dict[str, Duration] = Field(
         default_factory=dict, description="per view; a view not named here allows 10 minutes"
     )
+    options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="per view: settings your own view module reads (``option``), e.g. "
+        "``{site_temperature: {window: 5 minutes}}``; ``lk compare --change VIEW.SETTING=VALUE`` "
+        "changes one",
+    )
 
     @field_validator("hop_slide")
     @classmethod
@@ -264,6 +270,10 @@ class ViewSettings(_Section):
     def lateness(self, view: str) -> timedelta:
         """Allowed lateness of one view (10 minutes unless configured)."""
         return self.allowed_lateness.get(view, timedelta(minutes=10))
+
+    def option(self, view: str, name: str, default: Any) -> Any:
+        """One setting of your own view (``options``), or ``default`` when not configured."""
+        return self.options.get(view, {}).get(name, default)
 
 
 class ServingSettings(_Section):
