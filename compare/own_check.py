@@ -172,6 +172,7 @@ def check_view(
     rejected: set[str],
     late: set[str],
     totals: Mapping[str, Any] | None = None,
+    key: Sequence[str] = (),
 ) -> dict[str, Any]:
     """One view's served rows against the files: what was checked, what was not, and how.
 
@@ -183,6 +184,7 @@ def check_view(
         rejected: ids your contract's rules reject.
         late: ids the contract lets this view's lane leave out as late.
         totals: declared totals, ``column -> expected value`` over the same rows.
+        key: the view's key columns (not values to check).
     """
     columns = sorted({c for row in served for c in row}) if served else []
     checked: list[str] = []
@@ -247,7 +249,7 @@ def check_view(
     if not totals:
         result["totals"] = "not checked: the view declares no totals"
     result["checked"] = checked
-    done = {count_column, "window_start", "window_end", *(totals or {})}
+    done = {count_column, "window_start", "window_end", *key, *(totals or {})}
     result["not_checked"] = [c for c in columns if c not in done and c != "status"]
     result.update(
         different=different,

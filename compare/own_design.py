@@ -123,6 +123,7 @@ def check(
             rejected,
             late[view.name],
             totals,
+            key=view.key,
         )
     result["unexplained"] = sum(v["unexplained"] for v in result["views"].values())
     lane = find_lane(spark, platform.tables, platform.streaming_lane_name(spark))
@@ -133,7 +134,7 @@ def check(
     result["duplicates"] = {
         "in_log": in_log,
         "dropped_by_lane": outcome["duplicates"],
-        "not_dropped": in_log - outcome["duplicates"] if cutoff is None else None,
+        "not_dropped": in_log - outcome["duplicates"],
         "watermark_drops": outcome["watermark_drops"],
     }
     result["cutoff"] = cutoff

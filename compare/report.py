@@ -61,6 +61,12 @@ def markdown(results: dict[str, Any]) -> str:
     if "shared_lines" in code:
         own = ", ".join(f"{d}-only {n:,}" for d, n in code["own_lines"].items())
         lines += ["", f"Code run ({code['note']}): shared {code['shared_lines']:,} lines; {own}."]
+    ds = results.get("data_set") or {}
+    if ds:  # what ran: the data set, its contract, its views
+        c, v = ds["contract"], ds["views"]
+        lines += ["", f"Data set: {ds['name']}; live: {ds['live']}; contract {c['schema']} "
+                  f"(id {c['id_field']}, time {c['time_field']}); views {', '.join(v['names'])} "
+                  f"({v['module']})."]  # fmt: skip
     lines += [
         "",
         f"Workload: {opts['events']:,} history events, live {opts['rate']:g} events/s for "

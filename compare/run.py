@@ -260,7 +260,14 @@ def _own_compare(
             served.setdefault(str(seed), {})[design] = json.loads(
                 (job_dir / "served.json").read_text()
             )
-    results = assemble(runs, opts, info)
+    # the report's workload line: the history's rows and the live phase's length, as run
+    shown = opts.model_copy(
+        update={
+            "events": runs[0]["history_replay"]["sent"],
+            "live_seconds": round(runs[0]["live"]["generator"]["seconds_target"], 1),
+        }
+    )
+    results = assemble(runs, shown, info)
     results["data_set"] = data_set(base, opts, files)
     results["designs_disagree"] = {
         seed: {

@@ -159,7 +159,7 @@ def compare_command(
         if own_broker:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lk-compare-")))
             config = stack.enter_context(broker(None, tmp)).model_copy(
-                update={"spark": config.spark}
+                update={"spark": config.spark, "events": config.events, "views": config.views}
             )
         status: Status = stack.enter_context(console.status("starting"))
 
