@@ -237,9 +237,14 @@ def _own_compare(
     from compare.own_check import disagreements
     from compare.own_files import split_tail
     from compare.report import write_reports
+    from designs.platform import build
 
     assert opts.history is not None
     base = own_settings(base)
+    # count columns: views.options' count_column, then --count
+    names = build(base).registry.names()
+    counts = {n: c for n in names if (c := base.views.option(n, "count_column", None))}
+    opts = opts.model_copy(update={"counts": counts | opts.counts})
     history = opts.history.resolve()
     if opts.live is not None:
         files = (history, opts.live.resolve())
