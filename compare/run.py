@@ -184,6 +184,7 @@ def data_set(settings: Settings, opts: CompareOptions, files: tuple[Path, Path] 
 
     platform = build(settings)
     contract = platform.contract
+    schema = settings.events.schema_file
     if files is None:
         name = f"the built-in shop generator ({opts.events:,} events of history, seed {opts.seed})"
         live = f"the shop generator at {opts.rate:g} events/s for {opts.live_seconds:g} s"
@@ -197,7 +198,7 @@ def data_set(settings: Settings, opts: CompareOptions, files: tuple[Path, Path] 
         "history": name,
         "live": live,
         "contract": {
-            "schema": str(settings.events.schema_file or settings.events.ddl or "built-in"),
+            "schema": _shown(schema) if schema else settings.events.ddl or "built-in",
             "fields": [f.name for f in contract.fields],
             "id_field": contract.id_field,
             "time_field": contract.time_field,
@@ -205,12 +206,20 @@ def data_set(settings: Settings, opts: CompareOptions, files: tuple[Path, Path] 
             "rules": [r.reason for r in contract.rules],
         },
         "views": {
-            "module": settings.views.module,
+            "module": _shown(settings.views.module),
             "names": platform.registry.names(),
             "count_columns": opts.counts,
         },
         "change": opts.change,
     }
+
+
+def _shown(path: Path | str) -> str:
+    """A path relative to the working directory when it lies below it (as the user typed it)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def replay_history(settings: Settings, path: Path) -> dict[str, Any]:

@@ -135,3 +135,12 @@ def test_disagreements_are_explained_where_a_design_counted_late_events() -> Non
     assert found["v"]["differing"] == 2
     assert found["v"]["explained_by_counted_late_events"] == 1
     assert found["v"]["examples"][0]["key"] == ["w2", "a"]
+
+
+def test_a_mean_one_digit_apart_is_told_from_a_real_difference() -> None:
+    key = {"v": ["window_start"]}
+    lam = {"v": [{"window_start": "w1", "mean": "15.688"}, {"window_start": "w2", "mean": "1.5"}]}
+    kap = {"v": [{"window_start": "w1", "mean": "15.689"}, {"window_start": "w2", "mean": "1.7"}]}
+    found = disagreements({"lambda": lam, "kappa": kap}, key, {})
+    assert found["v"]["differing"] == 2
+    assert found["v"]["differing_only_in_the_last_digit"] == 1
