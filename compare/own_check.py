@@ -85,10 +85,12 @@ def log_events(
 ) -> tuple[list[LogEvent], int]:
     """The log's valid events, first copy of each id in log order; and how many were valid.
 
-    Valid as the file count has it (a JSON object, required fields set, time parses);
+    Valid as the file count has it (a JSON object, required fields set, numbers numeric,
+    time parses);
     the extra rules are not evaluated here (their ids are removed by the caller).
     """
     parse = time_parser(contract)
+    numeric = [n for n in _spec(Path(), contract).numeric]
     valid: list[LogEvent] = []
     for record in sorted(records, key=lambda r: (r.partition, r.offset)):
         try:
@@ -98,6 +100,8 @@ def log_events(
         if not isinstance(row, dict):
             continue
         if any(row.get(name) in (None, "") for name in contract.required):
+            continue
+        if not all(_number(row.get(name)) for name in numeric):
             continue
         moment = _utc(parse(row.get(contract.time_field)))
         if moment is None:
@@ -110,6 +114,17 @@ def log_events(
             seen.add(event.event_id)
             unique.append(event)
     return unique, len(valid)
+
+
+def _number(value: Any) -> bool:
+    """Absent, or a number (as the file count has it: a numeric column may be empty)."""
+    if value is None or value == "" or isinstance(value, int | float):
+        return not isinstance(value, bool)
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def rule_failures(spark: Any, frame: pd.DataFrame, contract: EventContract) -> set[str]:

@@ -144,3 +144,19 @@ def test_a_mean_one_digit_apart_is_told_from_a_real_difference() -> None:
     found = disagreements({"lambda": lam, "kappa": kap}, key, {})
     assert found["v"]["differing"] == 2
     assert found["v"]["differing_only_in_the_last_digit"] == 1
+
+
+def test_log_events_leaves_out_a_number_that_is_not_one() -> None:
+    events, valid = log_events(
+        [
+            RawRecord(
+                0, 0, None, b'{"id": "a", "site": "x", "at": "2026-03-02 06:00:00", "n": "x"}'
+            ),
+            RawRecord(
+                0, 1, None, b'{"id": "b", "site": "x", "at": "2026-03-02 06:00:00", "n": ""}'
+            ),
+            RawRecord(0, 2, None, b'{"id": "c", "site": "x", "at": "2026-03-02 06:00:00", "n": 2}'),
+        ],
+        CONTRACT,
+    )
+    assert valid == 2 and [e.event_id for e in events] == ["b", "c"]
