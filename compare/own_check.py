@@ -41,7 +41,8 @@ class LogEvent:
     offset: int
 
 
-def _spec(path: Path, contract: EventContract) -> FileEvents:
+def file_spec(path: Path, contract: EventContract) -> FileEvents:
+    """How the plain file count reads ``path`` under ``contract`` (``lk check`` reads it so)."""
     fmt = contract.time_format
     if fmt and fmt not in ("epoch_seconds", "epoch_millis"):
         fmt = strptime_format(fmt)
@@ -64,7 +65,7 @@ def file_events(
     files: Sequence[Path], contract: EventContract, probes: Sequence[Mapping[str, Any]] = ()
 ) -> pd.DataFrame:
     """The files' events (plain pandas, each id once, first copy kept) and the probes."""
-    frames = [events(_spec(path, contract)) for path in files]
+    frames = [events(file_spec(path, contract)) for path in files]
     if probes:
         parse = time_parser(contract)
         rows = pd.DataFrame([p["row"] for p in probes])
@@ -90,7 +91,7 @@ def log_events(
     the extra rules are not evaluated here (their ids are removed by the caller).
     """
     parse = time_parser(contract)
-    numeric = [n for n in _spec(Path(), contract).numeric]
+    numeric = list(file_spec(Path(), contract).numeric)
     valid: list[LogEvent] = []
     for record in sorted(records, key=lambda r: (r.partition, r.offset)):
         try:
