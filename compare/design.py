@@ -78,8 +78,20 @@ class DiskPeak:
 
 
 def changed(settings: Settings, change: dict[str, Any]) -> Settings:
-    """``settings`` with view settings changed (the logic change)."""
-    views = ViewSettings.model_validate(settings.views.model_dump() | change)
+    """``settings`` with view settings changed (the logic change).
+
+    ``SETTING`` is a field of the view settings; ``VIEW.SETTING`` one of your own view's
+    ``options`` (what its module reads with ``settings.option(VIEW, SETTING, default)``).
+    """
+    dumped = settings.views.model_dump()
+    options = {view: dict(values) for view, values in dumped.get("options", {}).items()}
+    for name, value in change.items():
+        view, dot, setting = name.partition(".")
+        if dot:
+            options.setdefault(view, {})[setting] = value
+        else:
+            dumped[name] = value
+    views = ViewSettings.model_validate(dumped | {"options": options})
     return settings.model_copy(update={"views": views})
 
 

@@ -49,9 +49,10 @@ def freshness(
                 values.append(seen - start)
         if probe.get("event_time") is not None:
             event_time.append(seen - probe["event_time"])
-        timeline.append(
-            (round(probe["due"], 3), round(seen - ack, 3), round(seen - probe["event_time"], 3))
-        )
+        # a probe on a file's own clock has no event-time latency (its time is the file's)
+        moment = probe.get("event_time")
+        lag = round(seen - moment, 3) if moment is not None else None
+        timeline.append((round(probe["due"], 3), round(seen - ack, 3), lag))
     return {
         "probes": len(probes),
         "discarded_warm_up": warm,
@@ -62,7 +63,7 @@ def freshness(
         "processing_time_s": summary(from_ack),
         "processing_time_from_due_s": summary(from_due),
         "event_time_s": summary(event_time),
-        "timeline": sorted(timeline),
+        "timeline": sorted(timeline, key=lambda t: t[:2]),
     }
 
 

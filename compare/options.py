@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,6 +43,21 @@ class CompareOptions(BaseModel):
     poll_s: float = Field(1.0, gt=0)
     max_schedule_lag_s: float = 1.0
     order: tuple[str, ...] = DESIGNS
+    # your own events (``--history``): files replayed through the configured contract
+    history: Path | None = Field(None, description="history file (None: the shop generator)")
+    live: Path | None = Field(None, description="live file (None: the tail of the history)")
+    live_fraction: float = Field(
+        0.25, gt=0, lt=1, description="without a live file: the share of the history's rows "
+        "(its last ones, in file order) replayed live"
+    )  # fmt: skip
+    counts: dict[str, str] = Field(
+        default_factory=dict, description="view -> column counting its events (per window)"
+    )
+
+    @property
+    def own_data(self) -> bool:
+        """Whether the comparison runs on your files and views, not the shop generator."""
+        return self.history is not None
 
     def seeds(self) -> list[int]:
         """The seeds of the repeats: ``seed, seed+1, ...``."""

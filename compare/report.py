@@ -61,6 +61,18 @@ def markdown(results: dict[str, Any]) -> str:
     if "shared_lines" in code:
         own = ", ".join(f"{d}-only {n:,}" for d, n in code["own_lines"].items())
         lines += ["", f"Code run ({code['note']}): shared {code['shared_lines']:,} lines; {own}."]
+    ds = results.get("data_set") or {}
+    if ds:  # what ran: the data set, its contract, its views
+        c, v = ds["contract"], ds["views"]
+        lines += ["", f"Data set: {ds['name']}; live: {ds['live']}; contract {c['schema']} "
+                  f"(id {c['id_field']}, time {c['time_field']}); views {', '.join(v['names'])} "
+                  f"({v['module']})."]  # fmt: skip
+    for seed, phases in (results.get("designs_disagree") or {}).items():  # your own views
+        lines += [f"Lambda and Kappa disagree (seed {seed}, {phase}): " + "; ".join(
+            f"{view} {d['differing']} of {d['rows']} rows ({d['explained_by_counted_late_events']} "
+            f"in windows with counted late events, {d.get('differing_only_in_the_last_digit', 0)} "
+            "one unit apart in the last digit)" for view, d in views.items()) + "."
+            for phase, views in phases.items()]  # fmt: skip
     lines += [
         "",
         f"Workload: {opts['events']:,} history events, live {opts['rate']:g} events/s for "

@@ -92,10 +92,12 @@ def run_design(
         "out": str(job_dir / "result.json"),
     }
     (job_dir / "job.json").write_text(json.dumps(job, default=str))
+    # your own files run their scenario (compare.own_design), the shop its own
+    module = "compare.own_design" if extra.get("files") else "compare.design"
     scenario_cost: dict[str, Any] | None = None  # before the sustainable search, if one runs
     with (job_dir / "design.log").open("w") as log:
         child = subprocess.Popen(
-            [sys.executable, "-m", "compare.design", str(job_dir / "job.json")],
+            [sys.executable, "-m", module, str(job_dir / "job.json")],
             cwd=REPO,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -140,6 +142,8 @@ def run_compare(
     work = out / "work"
     info = machine(base)
     runs: list[dict[str, Any]] = []
+    if opts.own_data:
+        return _own_compare(base, opts, out, work, info, tell)
     for seed in opts.seeds():
         spec = history_spec(opts, seed, datetime.now(UTC))
         for design in opts.order:
@@ -159,6 +163,138 @@ def run_compare(
         from compare.verdict import scaling_sentences
 
         results["verdict"] += scaling_sentences(results["scaling"])
+    results["data_set"] = data_set(base, opts, None)
+    write_reports(results, out)
+    return results
+
+
+def own_settings(base: Settings) -> Settings:
+    """``base`` with its schema file and view module as absolute paths (children run elsewhere)."""
+    events, views = base.events, base.views
+    if events.schema_file is not None:
+        events = events.model_copy(update={"schema_file": Path(events.schema_file).resolve()})
+    if views.module.endswith(".py"):
+        views = views.model_copy(update={"module": str(Path(views.module).resolve())})
+    return base.model_copy(update={"events": events, "views": views})
+
+
+def data_set(settings: Settings, opts: CompareOptions, files: tuple[Path, Path] | None) -> dict:
+    """What the comparison ran on: the data, the contract, the views, the change."""
+    from designs.platform import build
+
+    platform = build(settings)
+    contract = platform.contract
+    schema = settings.events.schema_file
+    if files is None:
+        name = f"the built-in shop generator ({opts.events:,} events of history, seed {opts.seed})"
+        live = f"the shop generator at {opts.rate:g} events/s for {opts.live_seconds:g} s"
+    else:
+        name = str(opts.history)
+        live = str(opts.live) if opts.live else (
+            f"the last {opts.live_fraction:.0%} of the history's rows, in file order"
+        )  # fmt: skip
+    return {
+        "name": name,
+        "history": name,
+        "live": live,
+        "contract": {
+            "schema": _shown(schema) if schema else settings.events.ddl or "built-in",
+            "fields": [f.name for f in contract.fields],
+            "id_field": contract.id_field,
+            "time_field": contract.time_field,
+            "key_field": contract.key_field,
+            "rules": [r.reason for r in contract.rules],
+        },
+        "views": {
+            "module": _shown(settings.views.module),
+            "names": platform.registry.names(),
+            "count_columns": opts.counts,
+        },
+        "change": opts.change,
+    }
+
+
+def _shown(path: Path | str) -> str:
+    """A path relative to the working directory when it lies below it (as the user typed it)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def replay_history(settings: Settings, path: Path) -> dict[str, Any]:
+    """The history into the design's topic as ``lk replay`` sends it (event-time order)."""
+    from event_log.configured import load_contract
+    from workload.replay import ReplayStats, replay_records
+
+    stats = ReplayStats()
+    report = produce(settings, replay_records(path, load_contract(settings.events), stats))
+    if report.failed or report.acknowledged != report.sent:
+        raise RuntimeError(f"history not fully acknowledged: {report.as_dict()}")
+    return {**stats.as_dict(), "sent": report.sent}
+
+
+def _own_compare(
+    base: Settings,
+    opts: CompareOptions,
+    out: Path,
+    work: Path,
+    info: dict[str, Any],
+    tell: Narrate,
+) -> dict[str, Any]:
+    """The comparison over your files and views (``--history``)."""
+    from compare.own_check import disagreements
+    from compare.own_files import split_tail
+    from compare.report import write_reports
+    from designs.platform import build
+
+    assert opts.history is not None
+    base = own_settings(base)
+    # count columns: views.options' count_column, then --count
+    names = build(base).registry.names()
+    counts = {n: c for n in names if (c := base.views.option(n, "count_column", None))}
+    opts = opts.model_copy(update={"counts": counts | opts.counts})
+    history = opts.history.resolve()
+    if opts.live is not None:
+        files = (history, opts.live.resolve())
+    else:
+        files = split_tail(history, opts.live_fraction, work / "files")
+    runs: list[dict[str, Any]] = []
+    served: dict[str, dict[str, Any]] = {}
+    for seed in opts.seeds():
+        for design in opts.order:
+            settings = design_settings(base, design, seed, work)
+            ensure_topics(settings)
+            replayed = replay_history(settings, files[0])
+            tell(design, {"event": "produced", "message": f"history: {replayed['sent']:,} rows"})
+            run = run_design(settings, opts, seed, work, tell, files=[str(files[0]), str(files[1])])
+            run["history_replay"] = replayed
+            runs.append(run)
+            job_dir = work / f"{design}_{seed}_scenario"
+            served.setdefault(str(seed), {})[design] = json.loads(
+                (job_dir / "served.json").read_text()
+            )
+    # the report's workload line: the history's rows and the live phase's length, as run
+    shown = opts.model_copy(
+        update={
+            "events": runs[0]["history_replay"]["sent"],
+            "live_seconds": round(runs[0]["live"]["generator"]["seconds_target"], 1),
+        }
+    )
+    results = assemble(runs, shown, info)
+    results["data_set"] = data_set(base, opts, files)
+    results["designs_disagree"] = {
+        seed: {
+            phase: disagreements(
+                {d: s[phase] for d, s in by_design.items()},
+                next(iter(by_design.values()))["keys"],
+                {d: s["late_windows"][phase] for d, s in by_design.items()},
+            )
+            for phase in ("end_of_live", "after_change")
+        }
+        for seed, by_design in served.items()
+        if len(by_design) > 1
+    }
     write_reports(results, out)
     return results
 

@@ -334,6 +334,12 @@ class ViewSettings(_Section):
         "a layer computes; the default) or 'as_of_event_time' (the version valid at the "
         "event's time)",
     )
+    options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="per view: settings your own view module reads (``option``), e.g. "
+        "``{site_temperature: {window: 5 minutes}}``; ``lk compare --change VIEW.SETTING=VALUE`` "
+        "changes one",
+    )
 
     @field_validator("hop_slide")
     @classmethod
@@ -350,6 +356,10 @@ class ViewSettings(_Section):
     def join_rule(self, view: str) -> CatalogJoin:
         """Which catalog version ``view`` joins a purchase with (``current`` unless set)."""
         return self.catalog_join.get(view, "current")
+
+    def option(self, view: str, name: str, default: Any) -> Any:
+        """One setting of your own view (``options``), or ``default`` when not configured."""
+        return self.options.get(view, {}).get(name, default)
 
 
 class ServingSettings(_Section):

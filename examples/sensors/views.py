@@ -6,7 +6,9 @@
   readings and the temperature range.
 
 Both merge exactly: counts and sums add, minima and maxima take the extreme, so any
-split of the readings (batch runs, micro-batches, replays) gives the same rows.
+split of the readings (batch runs, micro-batches, replays) gives the same rows. The window
+sizes are settings of the views (``views.options`` in ``lk.yaml``), so a logic change is a
+setting: ``lk compare --change site_temperature.window="10 minutes"``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from config.settings import ViewSettings, parse_duration
 from views import View, ViewContext
 
 KEEP_BUILT_IN = ()  # the shop views read shop events: none of them applies here
@@ -23,10 +26,24 @@ def _bounds() -> list:
     return [F.col("w.start").alias("window_start"), F.col("w.end").alias("window_end")]
 
 
+def _setting(ctx: ViewContext, view: str, name: str, default: str) -> str:
+    """A window size from ``views.options`` (a duration string Spark reads)."""
+    value = ctx.settings.option(view, name, default)
+    return value if isinstance(value, str) else f"{int(value.total_seconds())} seconds"
+
+
+def _windows_per_reading(settings: ViewSettings) -> int:
+    """How many hopping ``sensor_activity`` windows hold one reading (window / slide)."""
+    size = parse_duration(settings.option("sensor_activity", "window", "15 minutes"))
+    slide = parse_duration(settings.option("sensor_activity", "slide", "5 minutes"))
+    return int(size / slide)
+
+
 def site_compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
-    """Readings per site and 5-minute window, with what the mean needs to merge."""
+    """Readings per site and window (5 minutes by default), with what the mean needs."""
+    size = _setting(ctx, "site_temperature", "window", "5 minutes")
     return (
-        events.groupBy(F.window("measured_at", "5 minutes").alias("w"), "site")
+        events.groupBy(F.window("measured_at", size).alias("w"), "site")
         .agg(
             F.count("*").alias("readings"),
             F.sum("temperature_c").alias("_temperature_sum"),
@@ -60,8 +77,10 @@ def site_present(state: DataFrame) -> DataFrame:
 
 def activity_compute(events: DataFrame, ctx: ViewContext) -> DataFrame:
     """Readings and temperature range per sensor, in every 15-minute window that holds them."""
+    size = _setting(ctx, "sensor_activity", "window", "15 minutes")
+    slide = _setting(ctx, "sensor_activity", "slide", "5 minutes")
     return (
-        events.groupBy(F.window("measured_at", "15 minutes", "5 minutes").alias("w"), "sensor_id")
+        events.groupBy(F.window("measured_at", size, slide).alias("w"), "sensor_id")
         .agg(
             F.count("*").alias("readings"),
             F.min("temperature_c").alias("min_temperature_c"),
@@ -92,6 +111,7 @@ VIEWS = (
         settles_with="window_end",
         window="tumbling 5 min",
         non_negative=("readings",),
+        totals=lambda events, _: {"readings": F.count("*")},
     ),
     View(
         name="sensor_activity",
@@ -103,5 +123,7 @@ VIEWS = (
         settles_with="window_end",
         window="hopping 15 min every 5 min",
         non_negative=("readings",),
+        # every reading lies in window / slide hopping windows
+        totals=lambda events, settings: {"readings": F.count("*") * _windows_per_reading(settings)},
     ),
 )

@@ -33,31 +33,15 @@ def check_command(
 
     from pyspark.sql import functions as F
 
+    from compare.own_check import file_spec
     from config.settings import parse_duration
-    from event_log.contract import INTEGRAL
     from lake.spark import build_session
-    from oracle.file_counts import FileEvents, counts_per_window
-    from workload.replay import strptime_format
+    from oracle.file_counts import counts_per_window
 
     config = settings()
     built = platform(config)
     contract = built.contract
-    fmt = contract.time_format
-    if fmt and fmt not in ("epoch_seconds", "epoch_millis"):
-        fmt = strptime_format(fmt)
-    numeric = [
-        f.name
-        for f in contract.fields
-        if f.type in (*INTEGRAL, "DOUBLE", "FLOAT") or f.type.startswith("DECIMAL")
-    ]
-    spec = FileEvents(
-        path=Path(file.name),
-        id_column=contract.id_field,
-        time_column=contract.time_field,
-        time_format=fmt,
-        required=contract.required,
-        numeric=[n for n in numeric if n != contract.time_field],
-    )
+    spec = file_spec(Path(file.name), contract)
     size, step = parse_duration(window), parse_duration(slide) if slide else None
     expected = counts_per_window(spec, size, step)
     spark = build_session(config, app_name="lk-check")
