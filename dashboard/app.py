@@ -129,7 +129,8 @@ def create_app(watcher: Watcher) -> FastAPI:
     def state(view: str | None = None) -> Response:
         if view:
             watcher.view = view
-        return Response(orjson.dumps(watcher.state()), media_type="application/json")
+        body = orjson.dumps(watcher.state(), option=orjson.OPT_NON_STR_KEYS)  # partitions
+        return Response(body, media_type="application/json")
 
     @app.get("/plotly.min.js")
     def plotly_js() -> Response:

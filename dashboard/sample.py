@@ -64,16 +64,22 @@ def guarded(parts: dict[str, str], name: str, read: Callable[[], Any]) -> Any:
 def lane_state(
     lane: dict[str, Any], last_finished: float | None, now: float, alive: bool | None
 ) -> str:
-    """``running``, ``caught up``, ``stopped``: from the process probe, else from progress."""
+    """``running``, ``caught up``, ``stopped``...: from the process probe, else from progress.
+
+    ``alive`` is None where no probe knows the process (a comparison's design runs its
+    lane inside its own process): a lane with events waiting and no micro-batch for
+    :data:`STALE_AFTER_S` is then taken as stopped.
+    """
     if not lane.get("exists"):
         return "not started"
-    waiting = lane.get("total_lag") or 0
     if alive is False:
         return "stopped"
-    quiet = now - last_finished if last_finished else None
-    if waiting and (quiet is None or quiet > STALE_AFTER_S):
-        return "stopped" if alive is None else "stuck"
-    return "caught up" if not waiting else "running"
+    if last_finished is None:
+        return "starting" if alive else "no micro-batch yet"
+    waiting = lane.get("total_lag") or 0
+    if waiting and now - last_finished > STALE_AFTER_S:
+        return "stuck" if alive else "stopped"
+    return "running" if waiting else "caught up"
 
 
 class Sampler:
