@@ -55,6 +55,9 @@ def compare_command(
             help="Run on a broker of its own (free ports, temp dir) instead of the configured one."
         ),
     ] = False,
+    dashboard: Annotated[
+        bool, Opt(help="Open the live page (lk dashboard) over both designs while it runs.")
+    ] = False,
 ) -> None:
     """Run one seeded workload through Lambda, Kappa and the oracle; write the report."""
     from compare.options import DESIGNS, CompareOptions
@@ -83,6 +86,11 @@ def compare_command(
             config = stack.enter_context(broker(None, tmp)).model_copy(
                 update={"spark": config.spark}
             )
+        if dashboard:
+            from lk.cli.dashboard import beside
+
+            out.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(beside(out))
         status: Status = stack.enter_context(console.status("starting"))
 
         def narrate(design: str, event: dict[str, Any]) -> None:

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import webbrowser
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated
 
@@ -51,3 +58,35 @@ def dashboard_command(
         what = f"the {config.mode} platform"
     console.print(f"lk dashboard: {what} on http://{host}:{port} (Ctrl-C stops it)")
     uvicorn.run(create_app(watcher), host=host, port=port, log_level="warning")
+
+
+@contextmanager
+def beside(out: Path, port: int = DEFAULT_PORT, interval: float = 5.0) -> Iterator[str]:
+    """``lk dashboard --compare-dir OUT`` in a process of its own while a comparison runs.
+
+    Its Spark driver shares the machine with the design being measured: the figures of a
+    watched run carry that load (``docs/comparison.md`` says so).
+    """
+    url = f"http://127.0.0.1:{port}/"
+    log = (out / "dashboard.log").open("w")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "lk.cli.app", "dashboard", "--compare-dir", str(out),
+         "--port", str(port), "--interval", str(interval)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    console.print(f"live page over both designs: [bold]{url}[/bold] (log: {out / 'dashboard.log'})")
+    with suppress(Exception):
+        webbrowser.open(url)
+    try:
+        yield url
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGTERM)
+        try:
+            child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+        log.close()
