@@ -12,6 +12,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
+from compare.headline import headline, ties
+from compare.verdict import MARGIN
+
 COLORS = {"lambda": "#1f77b4", "kappa": "#d62728"}
 
 
@@ -26,9 +29,13 @@ def cell(stat: dict[str, Any] | None) -> str:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    """The summary table and the verdict as Markdown (the README's table comes from here)."""
+    """The verdict, then the tables, as Markdown (the README's table comes from here)."""
     designs = results["designs"]
     lines = [
+        "Verdict:",
+        "",
+        *[f"- {s}" for s in headline(results)],
+        "",
         "| metric | unit | " + " | ".join(designs) + " |",
         "|---|---|" + "---:|" * len(designs),
     ]
@@ -83,7 +90,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"load {m['load_average_at_start']}, "
         f"{m['date']}; versions {m['versions']}.",
         "",
-        "Verdict:",
+        "Every figure, judged on its own:",
         "",
         *[f"- {s}" for s in results["verdict"]],
     ]
@@ -211,6 +218,9 @@ def html(results: dict[str, Any]) -> str:
     template = env.get_template("report.html.j2")
     return template.render(
         results=results,
+        headline=headline(results),
+        ties=ties(results),
+        margin=f"{MARGIN:.0%}",
         plotly_js=get_plotlyjs(),
         figures=figures(results),
         cell=cell,
@@ -218,7 +228,8 @@ def html(results: dict[str, Any]) -> str:
 
 
 def write_reports(results: dict[str, Any], out: Path) -> dict[str, Path]:
-    """Write the three files; their paths."""
+    """Write the three files (``results.json`` carries the verdict's sentences); their paths."""
+    results["headline"] = headline(results)
     paths = {"json": out / "results.json", "md": out / "summary.md", "html": out / "report.html"}
     paths["json"].write_text(json.dumps(results, indent=2, default=str))
     paths["md"].write_text(markdown(results))

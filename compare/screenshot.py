@@ -1,58 +1,78 @@
-"""The report opened in headless Chromium: a PNG, and proof that its plots rendered.
+"""Pages opened in headless Chromium through Playwright: the report and the live page.
 
-After the page loads, the script counts plotly's rendered SVG plots, then captures the
-whole page. Run: ``python -m compare.screenshot REPORT.html OUT.png``.
+Playwright drives the system's Chromium (no browser download); it is a dev dependency, so
+it is imported only when a page is opened. Run: ``python -m compare.screenshot REPORT.html
+OUT.png`` to check a report's plots rendered and save a full-page PNG.
 """
 
 from __future__ import annotations
 
-import base64
+import contextlib
 import json
+import shutil
 import sys
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from infra import chromium
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 #: Plots whose SVG carries drawn marks (points or bars), not just empty axes.
 #: ``plots`` counts the containers in the page's HTML (there before plotly draws anything).
-COUNT_PLOTS = """(() => {
+COUNT_PLOTS = """() => {
   const plots = [...document.querySelectorAll('.plotly-graph-div')];
   const drawn = plots.filter(p => p.querySelectorAll('.point, .bars path').length > 0);
-  return JSON.stringify({plots: plots.length, drawn: drawn.length,
-                         ready: document.readyState, height: document.body.scrollHeight});
-})()"""
+  return {plots: plots.length, drawn: drawn.length, height: document.body.scrollHeight};
+}"""
+
+
+def executable() -> str | None:
+    """The system's Chromium, or None when it is not installed."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    return None
+
+
+@contextmanager
+def browser() -> Iterator[Browser]:
+    """A headless system Chromium under Playwright, closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    path = executable()
+    if path is None:
+        raise RuntimeError("no Chromium on the PATH (infra/install-system-deps.sh chromium)")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
 
 
 def screenshot(report: Path, out: Path, width: int = 1200) -> dict[str, Any]:
     """Open ``report`` offline, save a full-page PNG to ``out``; the plots it counted."""
-    with chromium.page() as page:
-        page.call("Emulation.setDeviceMetricsOverride", width=width, height=900,
-                  deviceScaleFactor=1, mobile=False)  # fmt: skip
-        page.call("Page.enable")
-        page.call("Page.navigate", url=report.resolve().as_uri())
-        found: dict[str, Any] = {}
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            value = page.call("Runtime.evaluate", expression=COUNT_PLOTS, returnByValue=True)
-            found = json.loads(value["result"].get("value") or "{}")
-            done = found.get("ready") == "complete" and found.get("plots")
-            if done and found.get("drawn") == found.get("plots"):
-                break
-            time.sleep(0.5)
-        height = int(found.get("height") or 900)
-        page.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)  # fmt: skip
-        time.sleep(1)
-        shot = page.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(base64.b64decode(shot["data"]))
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    with browser() as chromium:
+        page = chromium.new_page(viewport={"width": width, "height": 900})
+        page.route("http*://**", lambda route: route.abort())  # offline: nothing but the file
+        page.goto(report.resolve().as_uri(), wait_until="load")
+        with contextlib.suppress(PlaywrightTimeout):  # the counts below say what did not draw
+            page.wait_for_function(
+                f"(() => {{ const c = ({COUNT_PLOTS})(); return c.plots && c.drawn == c.plots; }})",
+                timeout=30_000,
+            )
+        found: dict[str, Any] = page.evaluate(COUNT_PLOTS)
+        page.screenshot(path=str(out), full_page=True)
     return {"png": str(out), "bytes": out.stat().st_size, **found}
 
 
 def main(argv: list[str]) -> int:
     """``python -m compare.screenshot REPORT.html OUT.png``."""
+    Path(argv[1]).parent.mkdir(parents=True, exist_ok=True)
     found = screenshot(Path(argv[0]), Path(argv[1]))
     print(json.dumps(found))
     return 0 if found.get("plots") and found.get("drawn") == found.get("plots") else 1

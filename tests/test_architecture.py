@@ -15,7 +15,8 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.unit
 PACKAGES = (
     "config", "infra", "event_log", "workload", "measure", "views", "quality", "oracle", "lake",
-    "batch_layer", "speed_layer", "serving_layer", "designs", "compare", "chaos", "lk",
+    "batch_layer", "speed_layer", "serving_layer", "designs", "compare", "dashboard", "chaos",
+    "lk",
 )  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from lk.cli.chaos import chaos_command
 from lk.cli.check import check_command
 from lk.cli.common import Commands
 from lk.cli.compare import compare_command
+from lk.cli.dashboard import dashboard_command
 from lk.cli.produce import produce_command
 from lk.cli.query import query_command
 from lk.cli.replay import replay_command
@@ -39,6 +40,7 @@ app.add_typer(kappa.app, name="kappa")
 app.command("chaos")(chaos_command)
 app.add_typer(airflow.app, name="airflow")
 app.command("compare")(compare_command)
+app.command("dashboard")(dashboard_command)
 
 
 def main() -> None:

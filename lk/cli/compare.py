@@ -120,6 +120,9 @@ def compare_command(
             help="Run on a broker of its own (free ports, temp dir) instead of the configured one."
         ),
     ] = False,
+    dashboard: Annotated[
+        bool, Opt(help="Open the live page (lk dashboard) over both designs while it runs.")
+    ] = False,
 ) -> None:
     """Run one workload through Lambda and Kappa, checked independently; write the report.
 
@@ -161,6 +164,11 @@ def compare_command(
             config = stack.enter_context(broker(None, tmp)).model_copy(
                 update={"spark": config.spark, "events": config.events, "views": config.views}
             )
+        if dashboard:
+            from lk.cli.dashboard import beside
+
+            out.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(beside(out))
         status: Status = stack.enter_context(console.status("starting"))
 
         def narrate(design: str, event: dict[str, Any]) -> None:
