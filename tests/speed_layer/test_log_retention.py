@@ -43,11 +43,11 @@ def _micro_batches(spark, settings, lane, count: int) -> None:
         )
 
 
-def test_a_new_lane_log_keeps_its_past_for_the_configured_retention(
-    spark, base_settings, tmp_path
-):
+def test_a_new_lane_log_keeps_its_past_for_the_configured_retention(spark, base_settings, tmp_path):
     settings = with_sections(
-        base_settings, storage={"root": str(tmp_path)}, stream={"log_retention": timedelta(minutes=90)}
+        base_settings,
+        storage={"root": str(tmp_path)},
+        stream={"log_retention": timedelta(minutes=90)},
     )
     lane = open_lane(spark, Tables.of(settings), "lambda-speed")
     _micro_batches(spark, settings, lane, 1)
