@@ -26,7 +26,7 @@ from compare.correctness import compare_rows, keyed
 from compare.expected import OracleLog, full_views, late_by_contract
 from compare.metrics import freshness, handoff, window_delays, windows_over_time
 from compare.options import CompareOptions
-from compare.watch import REVENUE, Watcher
+from compare.watch import REVENUE, Served, Watcher, shop_look
 from config.settings import Settings, ViewSettings, load_settings, parse_duration
 from designs.platform import Platform, build
 from lake.tables import Tables
@@ -218,7 +218,10 @@ def live_phase(
     lane = threading.Thread(target=stream, name="lk-compare-stream", daemon=True)
     lane.start()
     nightly: dict[str, Any] | None = None
-    with Watcher(spark, platform, PROBE_BASE, windows_from, opts.poll_s) as watcher:
+    with (
+        Served(spark, platform) as served,
+        Watcher(served.base_url, shop_look(PROBE_BASE, windows_from), opts.poll_s) as watcher,
+    ):
         with SteadyGenerator(plan, workdir) as generator:
             say(
                 "live",
@@ -242,6 +245,7 @@ def live_phase(
             f"schedule lag {schedule.schedule_lag}",
         )
         caught_up = wait_caught_up(spark, platform, timeout=300)
+        served.wait_current()
         watcher.look_once_more()
     for query in spark.streams.active:
         query.stop()
@@ -377,7 +381,9 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
             "median_micro_batch_s": live["median_micro_batch_s"],
             "nightly": live["nightly"],
             "watch": {
+                "through": "the design's HTTP read API, in its process",
                 "polls": seen.polls,
+                "gets": seen.gets,
                 "median_poll_s": sorted(seen.poll_seconds)[len(seen.poll_seconds) // 2]
                 if seen.poll_seconds
                 else None,

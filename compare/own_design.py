@@ -41,7 +41,8 @@ from compare.own_check import (
     window_shape,
 )
 from compare.own_files import PROBE, live_rows, marker_fields, seconds_for
-from compare.own_watch import ProbeWatcher
+from compare.own_watch import probe_look
+from compare.watch import Served, Watcher
 from config.settings import load_settings, parse_duration
 from designs.platform import Platform, build
 from lake.tables import Tables
@@ -183,7 +184,10 @@ def live_phase(
     lane.start()
     nightly = None
     view, marker = probe or (platform.registry.names()[0], platform.contract.id_field)
-    with ProbeWatcher(spark, platform, view, marker, opts.poll_s) as watcher:
+    with (
+        Served(spark, platform) as served,
+        Watcher(served.base_url, probe_look(view, marker), opts.poll_s) as watcher,
+    ):
         with SteadyGenerator(plan, workdir) as generator:
             say("live", message=f"generator sends {plan.rate:g} rows/s for {plan.seconds:.0f} s")
             time.sleep(plan.seconds / 2)
@@ -195,6 +199,7 @@ def live_phase(
             schedule = generator.wait()
         say("live", message=f"generator done: {schedule.sent:,} records")
         caught_up = wait_caught_up(spark, platform, timeout=300)
+        served.wait_current()
         watcher.look_once_more()
     for query in spark.streams.active:
         query.stop()
@@ -288,7 +293,9 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
             "watch": {
                 "view": probe[0] if probe else None,
                 "marker_column": probe[1] if probe else None,
+                "through": "the design's HTTP read API, in its process",
                 "polls": seen.polls,
+                "gets": seen.gets,
                 "median_poll_s": sorted(seen.poll_seconds)[len(seen.poll_seconds) // 2]
                 if seen.poll_seconds
                 else None,
