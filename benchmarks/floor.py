@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from config.settings import Settings
-from event_log.catalog import read_catalog
+from event_log.catalog import read_catalog, read_catalog_versions
 from event_log.decode import decode_events, event_columns
 from event_log.kafka_source import read_stream
 from event_log.topics import end_offsets
@@ -70,7 +70,11 @@ def start_floor(
     durations: list[tuple[float, float]] = []
     if views is not None:
         catalog_ends = end_offsets(settings, settings.kafka.catalog_topic)
-        ctx = ViewContext(settings.views, read_catalog(spark, settings, catalog_ends).persist())
+        ctx = ViewContext(
+            settings.views,
+            read_catalog(spark, settings, catalog_ends).persist(),
+            read_catalog_versions(spark, settings, catalog_ends).persist(),
+        )
 
     def append(batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()

@@ -43,7 +43,7 @@ from batch_layer.job import run_batch
 from config.settings import Settings
 from designs.kappa.reprocess import reprocess
 from designs.platform import build
-from event_log.catalog import read_catalog
+from event_log.catalog import read_catalog, read_catalog_versions
 from event_log.decode import decode_events, valid_events
 from event_log.kafka_source import read_range
 from event_log.topics import end_offsets, ensure_topics
@@ -129,8 +129,10 @@ def timed(fn: Any) -> tuple[float, Any]:
 def floor_revenue_only(spark: SparkSession, settings: Settings, out: str) -> None:
     """Bare job: bronze -> revenue_by_category -> Delta (no other view, no checks)."""
     bronze = spark.read.format("delta").load(Tables.of(settings).bronze)
-    catalog = read_catalog(spark, settings, end_offsets(settings, settings.kafka.catalog_topic))
-    ctx = ViewContext(settings.views, catalog)
+    catalog_ends = end_offsets(settings, settings.kafka.catalog_topic)
+    catalog = read_catalog(spark, settings, catalog_ends)
+    versions = read_catalog_versions(spark, settings, catalog_ends)
+    ctx = ViewContext(settings.views, catalog, versions)
     revenue_by_category.compute(bronze, ctx).write.format("delta").mode("overwrite").save(out)
 
 
@@ -153,8 +155,10 @@ def floor_views_from_log(spark: SparkSession, settings: Settings, out: str) -> N
     raw = read_range(spark, settings, topic, {}, end_offsets(settings, topic))
     registry = default_registry()
     events = valid_events(decode_events(raw), registry.contract).persist()
-    catalog = read_catalog(spark, settings, end_offsets(settings, settings.kafka.catalog_topic))
-    ctx = ViewContext(settings.views, catalog)
+    catalog_ends = end_offsets(settings, settings.kafka.catalog_topic)
+    catalog = read_catalog(spark, settings, catalog_ends)
+    versions = read_catalog_versions(spark, settings, catalog_ends)
+    ctx = ViewContext(settings.views, catalog, versions)
     pieces = [lane_log.rows(view.name, view.compute(events, ctx)) for view in registry]
     lane_log.one_frame(pieces).write.format("delta").partitionBy(PART).save(out)
     events.unpersist()

@@ -32,7 +32,7 @@ from benchmarks.recompute_vs_replay import (
     timed,
 )
 from designs.platform import build
-from event_log.catalog import read_catalog
+from event_log.catalog import read_catalog, read_catalog_versions
 from event_log.topics import end_offsets, ensure_topics
 from lake.spark import build_session
 from lake.tables import Tables
@@ -65,7 +65,8 @@ def main() -> None:
         catalog = read_catalog(spark, settings, catalog_ends).persist()
         bronze.count()
         catalog.count()
-        ctx = ViewContext(settings.views, catalog)
+        versions = read_catalog_versions(spark, settings, catalog_ends).persist()
+        ctx = ViewContext(settings.views, catalog, versions)
         rounds = []
         for _ in range(args.rounds):
             seconds = {
