@@ -182,6 +182,6 @@ def compare_command(
         console.rule(f"lk compare on {on}: {' then '.join(opts.order)}, {opts.repeat} seed(s)")
         results = run_compare(config, opts, out, narrate)
     console.rule("verdict")
-    for line in results["verdict"]:
+    for line in results.get("headline") or results["verdict"]:
         console.print(f"- {line}")
     console.print(f"\nreport: [bold]{(out / 'report.html').resolve()}[/bold]")
