@@ -126,7 +126,8 @@ def check_served(
             )
         joined = {"batch": batch, "speed": catalog}
     batches = lane_batches(spark, settings, lane) if lane else []
-    expected = oracle.served_views(events, joined, settings.views, batches, cutoff)
+    history = oracle.catalog_history(catalog_log)
+    expected = oracle.served_views(events, joined, settings.views, batches, cutoff, history)
     decoded, _ = oracle.decode(events)
     check = ViewCheck(events_checked=len(oracle.dedup(decoded)))
     platform = build(settings)

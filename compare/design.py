@@ -113,7 +113,7 @@ def check(spark: Any, platform: Platform, log: OracleLog) -> dict[str, Any]:
     full = full_views(log, views)
     # the live phase sends no catalog change: the batch run and the speed lane join one catalog
     catalog = log.catalog if cutoff is None else {"batch": log.catalog, "speed": log.catalog}
-    allowed = served_views(log.events, catalog, views, batches, cutoff)
+    allowed = served_views(log.events, catalog, views, batches, cutoff, log.history)
     cut = cutoff or {}
     late_above = {
         v: sum(1 for e in log.unique if e.event_id in ids and e.offset >= cut.get(e.partition, 0))

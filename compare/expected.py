@@ -23,14 +23,21 @@ class OracleLog:
     unique: list[oracle.Event]
     catalog: dict[int, str]
     quarantined: int
+    history: oracle.CatalogHistory | None = None
 
     @classmethod
     def of(
         cls, events: Sequence[oracle.RawRecord], catalog: Sequence[oracle.RawRecord]
     ) -> OracleLog:
-        """Decode, de-duplicate, fold the catalog."""
+        """Decode, de-duplicate, fold the catalog (and keep its versions, for joins in time)."""
         decoded, bad = oracle.decode(events)
-        return cls(events, oracle.dedup(decoded), oracle.catalog_state(catalog), len(bad))
+        return cls(
+            events,
+            oracle.dedup(decoded),
+            oracle.catalog_state(catalog),
+            len(bad),
+            oracle.catalog_history(catalog),
+        )
 
 
 def late_by_contract(
@@ -44,4 +51,4 @@ def late_by_contract(
 
 def full_views(log: OracleLog, settings: ViewSettings) -> dict[str, list[dict]]:
     """Every view over every unique valid event (nothing late, nothing left out)."""
-    return oracle.compute_views(log.unique, log.catalog, settings)
+    return oracle.compute_views(log.unique, log.catalog, settings, log.history)
