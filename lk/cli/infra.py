@@ -211,5 +211,21 @@ def status(
         current = kafka_broker.status(settings)
     if as_json:
         typer.echo(json.dumps(current.to_dict(), indent=2))
-    else:
-        _print_status(current)
+        return
+    _print_status(current)
+    _print_scale_out(settings)
+
+
+def _print_scale_out(settings: Settings) -> None:
+    """The Spark cluster and the object store, when ``lk infra up`` started them."""
+    from infra import object_store, spark_cluster
+
+    cluster = spark_cluster.status(settings)
+    if cluster.running:
+        console.print(
+            f"spark cluster {cluster.master_url}: {cluster.alive_workers} workers "
+            f"({cluster.cores} cores, {cluster.memory_mb} MiB), UI {cluster.ui}"
+        )
+    store = object_store.status(settings)
+    if store.running:
+        console.print(f"object store {store.endpoint}: buckets {', '.join(store.buckets)}")

@@ -59,3 +59,10 @@ def test_up_generates_private_keys_creates_the_bucket_and_stores_objects(base_se
         with pytest.raises(Exception, match="InvalidAccessKeyId"):
             stranger.list_buckets()
     assert not object_store.status(settings).running
+
+
+@pytest.mark.unit
+def test_down_with_no_server_started_stops_nothing(tmp_path):
+    settings = load_settings(storage={"server_home": str(tmp_path / "none")})
+    assert object_store.down(settings) is False
+    assert object_store.credentials(settings) is None

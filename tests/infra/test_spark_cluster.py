@@ -40,3 +40,10 @@ def test_a_one_worker_cluster_comes_up_alive_and_stops(base_settings, tmp_path):
         pids = current.pids
     assert spark_cluster.status(settings).running is False
     assert all(pid is not None for pid in pids.values())
+
+
+@pytest.mark.unit
+def test_down_with_nothing_started_stops_nothing(tmp_path):
+    settings = load_settings(spark={"cluster_home": str(tmp_path / "none")})
+    assert spark_cluster.down(settings) is False
+    assert spark_cluster.status(settings).running is False
