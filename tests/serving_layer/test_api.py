@@ -34,6 +34,9 @@ COLUMNS = {
     ],
     "conversions": ["window_start", "window_end", "purchases", "converted"],
     "cart_state": ["user_id", "product_id", "quantity", "updated_at"],
+    "purchase_bursts": ["user_id", "burst_at", "window_start", "purchases"],
+    "corrected_purchases": ["window_start", "window_end", "purchases"],
+    "cart_value_by_product": ["product_id", "category", "price", "in_carts", "cart_value"],
 }  # fmt: skip
 ORDER = {
     "revenue_by_category": ("window_start", "category"),
@@ -41,6 +44,9 @@ ORDER = {
     "user_sessions": ("user_id", "session_start"),
     "conversions": ("window_start",),
     "cart_state": ("user_id", "product_id"),
+    "purchase_bursts": ("user_id", "burst_at"),
+    "corrected_purchases": ("window_start",),
+    "cart_value_by_product": ("product_id",),
 }
 
 
