@@ -502,7 +502,7 @@ def status(settings: Settings) -> BrokerStatus:
     """Whether the nodes run and, if any does, the topics with partitions, offsets, retention."""
     pids = {node: _read_pid(_paths(settings, node)) for node in nodes(settings)}
     alive = [node for node, pid in pids.items() if pid is not None]
-    base = {
+    base: dict[str, Any] = {
         "pid": pids[alive[0]] if alive else None,
         "bootstrap": bootstrap(settings),
         "home": str(settings.broker.home.resolve()),

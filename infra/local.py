@@ -31,7 +31,7 @@ def free_run(
     """
     while True:
         base = random.randrange(low, high - count)
-        if all(_free(base + k + o) for k in range(count) for o in offsets):
+        if all(port_free(base + k + o) for k in range(count) for o in offsets):
             return base
 
 
@@ -66,7 +66,7 @@ def _free_strided(count: int) -> tuple[int, int]:
         wanted = [
             b + kafka_broker.PORT_STRIDE * k for b in (port, controller) for k in range(count)
         ]
-        if len(set(wanted)) == len(wanted) and all(_free(p) for p in wanted):
+        if len(set(wanted)) == len(wanted) and all(port_free(p) for p in wanted):
             return port, controller
 
 
@@ -80,7 +80,8 @@ def _ephemeral_low() -> int:
         return 32768
 
 
-def _free(port: int) -> bool:
+def port_free(port: int) -> bool:
+    """Whether ``port`` can be bound on 127.0.0.1 right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         try:
             sock.bind(("127.0.0.1", port))

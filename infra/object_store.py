@@ -18,7 +18,6 @@ import logging
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from typing import Any
 from config.errors import LkError
 from config.settings import Settings
 from infra import processes
+from infra.local import port_free
 
 log = logging.getLogger(__name__)
 
@@ -205,15 +205,6 @@ def _answers(settings: Settings) -> bool:
     return True
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return False
-    return True
-
-
 def up(settings: Settings, timeout_s: float = 60.0) -> StoreStatus:
     """Start the local server unless it runs, wait until S3 answers, create the bucket.
 
@@ -224,7 +215,7 @@ def up(settings: Settings, timeout_s: float = 60.0) -> StoreStatus:
     (home / "data").mkdir(parents=True, exist_ok=True)
     keys = _ensure_credentials(settings)
     if processes.read_pid(_pid_file(settings)) is None:
-        taken = [f"{n} {p}" for n, p in ports(settings).items() if not _port_free(p)]
+        taken = [f"{n} {p}" for n, p in ports(settings).items() if not port_free(p)]
         if taken:
             raise ObjectStoreError(
                 f"ports in use on {HOST}: {', '.join(taken)}; set storage.server_port "

@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -29,6 +28,7 @@ from pathlib import Path
 from config.errors import LkError
 from config.settings import Settings
 from infra import processes
+from infra.local import port_free
 
 log = logging.getLogger(__name__)
 
@@ -152,15 +152,6 @@ def _master_json(settings: Settings) -> dict | None:
         return None
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return False
-    return True
-
-
 def _worker_names(settings: Settings) -> list[str]:
     return sorted(p.stem for p in _home(settings).glob("worker-*.pid"))
 
@@ -174,7 +165,7 @@ def up(settings: Settings, workers: int, timeout_s: float = 120.0) -> ClusterSta
     spark = settings.spark
     if processes.read_pid(_pid_file(settings, "master")) is None:
         for port in (spark.master_port, spark.master_ui_port):
-            if not _port_free(port):
+            if not port_free(port):
                 raise SparkClusterError(
                     f"port {port} on {HOST} is in use; set spark.master_port / "
                     "spark.master_ui_port (LK_SPARK__MASTER_PORT) to free ports"
