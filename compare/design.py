@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from compare.correctness import compare_rows, keyed
 from compare.expected import OracleLog, full_views, late_by_contract
 from compare.metrics import freshness, handoff, window_delays, windows_over_time
 from compare.options import CompareOptions
-from compare.watch import REVENUE, Served, Watcher, shop_look
+from compare.watch import REVENUE, Look, Served, Watcher, shop_look
 from config.settings import Settings, ViewSettings, load_settings, parse_duration
 from designs.platform import Platform, build
 from lake.tables import Tables
@@ -185,11 +185,100 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
-def live_phase(
-    spark: Any, platform: Platform, opts: CompareOptions, seed: int, workdir: Path
+def operations(
+    settings: Settings,
+    disk: DiskPeak,
+    kept: dict[str, int],
+    phases: list[dict[str, Any]],
+    live_lane: str,
+    called: CalledFunctions,
 ) -> dict[str, Any]:
-    """The streaming job under a steady generator; Lambda's nightly batch halfway."""
-    settings = platform.settings
+    """What a design leaves to operate: storage kept and at its peak, jobs, tables, code.
+
+    ``phases``: the history's, the live phase's and the logic change's results, in order
+    (each names the jobs it ran: ``job``, ``nightly``, ``jobs``).
+    """
+    from measure.machine import topic_bytes
+
+    history, live, done = phases
+    return {
+        "storage": {
+            "kept_end": kept,
+            "peak_bytes": disk.peak["bytes"],
+            "peak_phase": disk.peak["phase"],
+            "log_bytes": topic_bytes(settings, settings.kafka.events_topic),
+        },
+        "complexity": {
+            "jobs_run": [history["job"], "streaming lane " + live_lane]
+            + ([live["nightly"]["job"] + " (nightly)"] if live["nightly"] else [])
+            + done.get("jobs", []),
+            "long_running_jobs": 1,
+            "scheduled_jobs": 1 if live["nightly"] else 0,
+            "tables": kept["tables"],
+            "checkpoints": kept["checkpoint_dirs"],
+            "functions": called.lines(),
+        },
+    }
+
+
+def new_logic(
+    spark: Any, settings: Settings, change: dict[str, Any], disk: DiskPeak, records: int
+) -> tuple[Platform, dict[str, Any]]:
+    """The logic change served by a platform built with it: timed, the disk sampled around it.
+
+    Returns the new platform and the figures (what it ran, ``jobs`` among them).
+    """
+    disk.phase = "logic change"
+    platform = build(changed(settings, change))
+    disk.sample()
+    seconds, done = timed(lambda: platform.serve_new_logic(spark))
+    disk.sample()
+    say(
+        "new logic",
+        message=f"new logic served in {seconds:.1f} s ({records / seconds:,.0f} records/s)",
+    )
+    return platform, {
+        "change": change,
+        "seconds": round(seconds, 1),
+        "log_records": records,
+        "events_per_s": round(records / seconds, 1),
+        **done,
+    }
+
+
+def live_figures(live: dict[str, Any], excluded: set[int], warmup_s: float) -> dict[str, Any]:
+    """The live phase's figures (:func:`run_live`) and the probes' freshness.
+
+    ``excluded``: probes the contract let the lane leave out (late), not counted.
+    """
+    schedule, seen = live["schedule"], live["seen"]
+    probes = schedule.probes
+    return {
+        "live": {
+            "generator": schedule.as_dict() | {"probes": len(probes)},
+            "valid": schedule.valid,
+            "caught_up": live["caught_up"],
+            "micro_batches": live["micro_batches"],
+            "median_micro_batch_s": live["median_micro_batch_s"],
+            "nightly": live["nightly"],
+            "watch": seen.summary(),
+        },
+        "freshness": freshness(
+            probes, seen.probe_first_seen, excluded, schedule.started_at + warmup_s
+        )
+        | {"warm_up_discarded_s": warmup_s},
+    }
+
+
+def run_live(
+    spark: Any, platform: Platform, plan: SteadyPlan, look: Look, poll_s: float, workdir: Path,
+    unit: str = "events",
+) -> dict[str, Any]:  # fmt: skip
+    """The streaming job under a steady generator, watched over HTTP; Lambda's nightly halfway.
+
+    The lane runs on a thread of this process, the design's read API beside it
+    (:class:`compare.watch.Served`), and ``look`` is what the watcher asks it for.
+    """
     batches: list[dict] = []
     errors: list[BaseException] = []
 
@@ -199,35 +288,16 @@ def live_phase(
         except BaseException as error:  # reported after the live phase
             errors.append(error)
 
-    plan = SteadyPlan(
-        settings.kafka.bootstrap_servers,
-        settings.kafka.events_topic,
-        rate=opts.rate,
-        seconds=opts.live_seconds,
-        source_args={
-            "seed": seed,
-            "users": opts.users,
-            "products": opts.products,
-            "probe_every": opts.probe_every,
-            "late_fraction": opts.late_fraction,
-            "max_lateness_s": opts.live_max_lateness_s,
-        },
-        max_schedule_lag_s=opts.max_schedule_lag_s,
-    )
-    windows_from = datetime.now(UTC).replace(tzinfo=None, second=0, microsecond=0)
     lane = threading.Thread(target=stream, name="lk-compare-stream", daemon=True)
     lane.start()
     nightly: dict[str, Any] | None = None
     with (
         Served(spark, platform) as served,
-        Watcher(served.base_url, shop_look(PROBE_BASE, windows_from), opts.poll_s) as watcher,
+        Watcher(served.base_url, look, poll_s) as watcher,
     ):
         with SteadyGenerator(plan, workdir) as generator:
-            say(
-                "live",
-                message=f"generator sends {opts.rate:g} events/s for {opts.live_seconds:g} s",
-            )
-            time.sleep(opts.live_seconds / 2)
+            say("live", message=f"generator sends {plan.rate:g} {unit}/s for {plan.seconds:g} s")
+            time.sleep(plan.seconds / 2)
             started = time.perf_counter()
             nightly = platform.scheduled_recompute(spark)
             if nightly is not None:
@@ -252,19 +322,41 @@ def live_phase(
     lane.join(timeout=120)
     if errors:
         raise RuntimeError(f"the streaming job failed: {errors[0]}") from errors[0]
+    durations = sorted(b.get("batch_duration_ms") or 0 for b in batches)
     return {
         "schedule": schedule,
         "seen": watcher.seen,
-        "windows_from": windows_from,
         "nightly": nightly,
         "caught_up": caught_up,
         "micro_batches": len(batches),
-        "median_micro_batch_s": sorted(b.get("batch_duration_ms") or 0 for b in batches)[
-            len(batches) // 2
-        ]
-        / 1000
-        if batches
-        else None,
+        "median_micro_batch_s": durations[len(durations) // 2] / 1000 if durations else None,
+    }
+
+
+def live_phase(
+    spark: Any, platform: Platform, opts: CompareOptions, seed: int, workdir: Path
+) -> dict[str, Any]:
+    """The shop's live phase: the seeded generator, probes and live revenue windows watched."""
+    settings = platform.settings
+    plan = SteadyPlan(
+        settings.kafka.bootstrap_servers,
+        settings.kafka.events_topic,
+        rate=opts.rate,
+        seconds=opts.live_seconds,
+        source_args={
+            "seed": seed,
+            "users": opts.users,
+            "products": opts.products,
+            "probe_every": opts.probe_every,
+            "late_fraction": opts.late_fraction,
+            "max_lateness_s": opts.live_max_lateness_s,
+        },
+        max_schedule_lag_s=opts.max_schedule_lag_s,
+    )
+    windows_from = datetime.now(UTC).replace(tzinfo=None, second=0, microsecond=0)
+    look = shop_look(PROBE_BASE, windows_from)
+    return run_live(spark, platform, plan, look, opts.poll_s, workdir) | {
+        "windows_from": windows_from
     }
 
 
@@ -277,19 +369,22 @@ def probe_positions(log_events: list[oracle.RawRecord]) -> dict[int, tuple[int, 
     return out
 
 
-def late_data(
-    log: OracleLog,
-    batches: list[oracle.MicroBatch],
+def late_fates(
+    unique: list[oracle.Event],
     values: tuple[str, ...],
+    late_for: Callable[[timedelta], set[str]],
     absorbed_below: dict[int, int] | None,
 ) -> list[dict[str, Any]]:
-    """For each allowed lateness: events the live lane leaves out, and what becomes of them."""
+    """For each allowed lateness: events the live lane leaves out, and what becomes of them.
+
+    ``late_for(lateness)``: the ids the lane leaves out at that lateness; those below
+    ``absorbed_below`` (a later batch run's cutoff) are absorbed, the rest lost for good.
+    """
     out = []
     cut = absorbed_below or {}
     for text in values:
-        lateness = parse_duration(text)
-        late = late_by_contract(log, batches, lambda _v, ls=lateness: ls)["events_by_type"]
-        events = [e for e in log.unique if e.event_id in late]
+        late = late_for(parse_duration(text))
+        events = [e for e in unique if e.event_id in late]
         absorbed = sum(1 for e in events if e.offset < cut.get(e.partition, 0))
         out.append(
             {
@@ -300,6 +395,20 @@ def late_data(
             }
         )
     return out
+
+
+def late_data(
+    log: OracleLog,
+    batches: list[oracle.MicroBatch],
+    values: tuple[str, ...],
+    absorbed_below: dict[int, int] | None,
+) -> list[dict[str, Any]]:
+    """:func:`late_fates` of the shop's log, late as ``events_by_type`` (every event) counts."""
+
+    def late_for(lateness: timedelta) -> set[str]:
+        return late_by_contract(log, batches, lambda _v: lateness)["events_by_type"]
+
+    return late_fates(log.unique, values, late_for, absorbed_below)
 
 
 #: What runs the scenario and checks it, not the design: left out of the code it ran.
@@ -373,27 +482,7 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
         }
         over_time = windows_over_time(seen.windows, final)
         size = settings.views.tumbling_window.total_seconds()
-        result["live"] = {
-            "generator": schedule.as_dict() | {"probes": len(schedule.probes)},
-            "valid": schedule.valid,
-            "caught_up": live["caught_up"],
-            "micro_batches": live["micro_batches"],
-            "median_micro_batch_s": live["median_micro_batch_s"],
-            "nightly": live["nightly"],
-            "watch": {
-                "through": "the design's HTTP read API, in its process",
-                "polls": seen.polls,
-                "gets": seen.gets,
-                "median_poll_s": sorted(seen.poll_seconds)[len(seen.poll_seconds) // 2]
-                if seen.poll_seconds
-                else None,
-                "errors": seen.errors[:5],
-            },
-        }
-        result["freshness"] = freshness(
-            schedule.probes, seen.probe_first_seen, excluded, schedule.started_at + opts.warmup_s
-        )
-        result["freshness"]["warm_up_discarded_s"] = opts.warmup_s
+        result |= live_figures(live, excluded, opts.warmup_s)
         result["correctness_over_time"] = {
             **window_delays(over_time["windows"], size),
             "per_window": over_time["windows"],
@@ -408,24 +497,8 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
             **{k: result["freshness"][k] for k in ("processing_time_s", "event_time_s")},
         )
 
-        disk.phase = "logic change"
-        new = changed(settings, opts.change)
-        platform2 = build(new)
-        disk.sample()
-        seconds, done = timed(lambda: platform2.serve_new_logic(spark))
-        disk.sample()
         offsets = len(events)
-        result["new_logic"] = {
-            "change": opts.change,
-            "seconds": round(seconds, 1),
-            "log_records": offsets,
-            "events_per_s": round(offsets / seconds, 1),
-            **done,
-        }
-        say(
-            "new logic",
-            message=f"new logic served in {seconds:.1f} s ({offsets / seconds:,.0f} records/s)",
-        )
+        platform2, result["new_logic"] = new_logic(spark, settings, opts.change, disk, offsets)
         after, _, batches2, cutoff2 = check(spark, platform2, log)
         result["correctness"]["after_change"] = after
         say(
@@ -443,24 +516,9 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
         }
         disk.phase = "end"
         kept = disk.sample()
-    from measure.machine import topic_bytes
-
-    result["storage"] = {
-        "kept_end": kept,
-        "peak_bytes": disk.peak["bytes"],
-        "peak_phase": disk.peak["phase"],
-        "log_bytes": topic_bytes(settings, settings.kafka.events_topic),
-    }
-    result["complexity"] = {
-        "jobs_run": [history["job"], "streaming lane " + live_lane]
-        + ([live["nightly"]["job"] + " (nightly)"] if live["nightly"] else [])
-        + done.get("jobs", []),
-        "long_running_jobs": 1,
-        "scheduled_jobs": 1 if live["nightly"] else 0,
-        "tables": kept["tables"],
-        "checkpoints": kept["checkpoint_dirs"],
-        "functions": called.lines(),
-    }
+    result |= operations(
+        settings, disk, kept, [history, live, result["new_logic"]], live_lane, called
+    )
     result["log"] = {
         "events_records": offsets,
         "unique_events": len(log.unique),

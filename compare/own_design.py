@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
-import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +22,16 @@ from compare.design import (
     HARNESS,
     REPO,
     DiskPeak,
-    changed,
     lane_batches,
+    late_fates,
+    live_figures,
+    new_logic,
+    operations,
+    run_live,
     say,
     timed,
-    wait_caught_up,
 )
-from compare.metrics import freshness, handoff
+from compare.metrics import handoff
 from compare.options import CompareOptions
 from compare.own_check import (
     check_view,
@@ -42,11 +44,10 @@ from compare.own_check import (
 )
 from compare.own_files import PROBE, live_rows, marker_fields, seconds_for
 from compare.own_watch import probe_look
-from compare.watch import Served, Watcher
-from config.settings import load_settings, parse_duration
+from config.settings import load_settings
 from designs.platform import Platform, build
 from lake.tables import Tables
-from measure.generator import SteadyGenerator, SteadyPlan
+from measure.generator import SteadyPlan
 from measure.machine import local_dir
 from speed_layer import lane_log
 from speed_layer.lane import find_lane
@@ -170,51 +171,9 @@ def live_phase(
     spark: Any, platform: Platform, opts: CompareOptions, plan: SteadyPlan,
     probe: tuple[str, str] | None, workdir: Path,
 ) -> dict[str, Any]:  # fmt: skip
-    """The streaming job under the live file at a steady rate; Lambda's nightly batch halfway."""
-    batches: list[dict] = []
-    errors: list[BaseException] = []
-
-    def stream() -> None:
-        try:
-            platform.run_streaming(spark, until_caught_up=False, on_progress=batches.append)
-        except BaseException as error:  # reported after the live phase
-            errors.append(error)
-
-    lane = threading.Thread(target=stream, name="lk-compare-stream", daemon=True)
-    lane.start()
-    nightly = None
+    """The live file at a steady rate, its probes watched in their view (:func:`run_live`)."""
     view, marker = probe or (platform.registry.names()[0], platform.contract.id_field)
-    with (
-        Served(spark, platform) as served,
-        Watcher(served.base_url, probe_look(view, marker), opts.poll_s) as watcher,
-    ):
-        with SteadyGenerator(plan, workdir) as generator:
-            say("live", message=f"generator sends {plan.rate:g} rows/s for {plan.seconds:.0f} s")
-            time.sleep(plan.seconds / 2)
-            started = time.perf_counter()
-            nightly = platform.scheduled_recompute(spark)
-            if nightly is not None:
-                nightly["seconds"] = round(time.perf_counter() - started, 1)
-                say("nightly", message=f"nightly batch run published in {nightly['seconds']} s")
-            schedule = generator.wait()
-        say("live", message=f"generator done: {schedule.sent:,} records")
-        caught_up = wait_caught_up(spark, platform, timeout=300)
-        served.wait_current()
-        watcher.look_once_more()
-    for query in spark.streams.active:
-        query.stop()
-    lane.join(timeout=120)
-    if errors:
-        raise RuntimeError(f"the streaming job failed: {errors[0]}") from errors[0]
-    durations = sorted(b.get("batch_duration_ms") or 0 for b in batches)
-    return {
-        "schedule": schedule,
-        "seen": watcher.seen,
-        "nightly": nightly,
-        "caught_up": caught_up,
-        "micro_batches": len(batches),
-        "median_micro_batch_s": durations[len(durations) // 2] / 1000 if durations else None,
-    }
+    return run_live(spark, platform, plan, probe_look(view, marker), opts.poll_s, workdir, "rows")
 
 
 def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
@@ -267,7 +226,7 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
             "from the files",
             unexplained=live_check["unexplained"],
         )
-        schedule, seen = live["schedule"], live["seen"]
+        schedule = live["schedule"]
         late_probes = {
             int(i.removeprefix(PROBE)) for ids in late.values() for i in ids if i.startswith(PROBE)
         }
@@ -282,30 +241,12 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
         probes = {int(p["id"]) for p in schedule.probes}
         shape = window_shape(served_live[probe[0]]) if probe else None
         hops = int(shape[0] / shape[1]) if shape else 1
-        result["live"] = {
-            "generator": schedule.as_dict() | {"probes": len(schedule.probes)},
-            "valid": schedule.valid,
-            "caught_up": live["caught_up"],
-            "micro_batches": live["micro_batches"],
-            "median_micro_batch_s": live["median_micro_batch_s"],
-            "nightly": live["nightly"],
-            "rows_in_live_file": live_set.stats.rows,
-            "watch": {
-                "view": probe[0] if probe else None,
-                "marker_column": probe[1] if probe else None,
-                "through": "the design's HTTP read API, in its process",
-                "polls": seen.polls,
-                "gets": seen.gets,
-                "median_poll_s": sorted(seen.poll_seconds)[len(seen.poll_seconds) // 2]
-                if seen.poll_seconds
-                else None,
-                "errors": seen.errors[:5],
-            },
+        result |= live_figures(live, late_probes, opts.warmup_s)
+        result["live"]["rows_in_live_file"] = live_set.stats.rows
+        result["live"]["watch"] |= {
+            "view": probe[0] if probe else None,
+            "marker_column": probe[1] if probe else None,
         }
-        result["freshness"] = freshness(
-            schedule.probes, seen.probe_first_seen, late_probes, schedule.started_at + opts.warmup_s
-        )
-        result["freshness"]["warm_up_discarded_s"] = opts.warmup_s
         result["freshness"]["probes_are"] = (
             f"a copy of every {opts.probe_every}th valid live row, sent right after it through "
             f"the contract with a new id and {', '.join(markers) or 'no field'} set to "
@@ -331,20 +272,8 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
         )
         late_windows_live = _late_counted(spark, platform, served_live)
 
-        disk.phase = "logic change"
-        platform2 = build(changed(settings, opts.change))
-        disk.sample()
-        seconds, done = timed(lambda: platform2.serve_new_logic(spark))
-        disk.sample()
         offsets = len(events)
-        result["new_logic"] = {
-            "change": opts.change,
-            "seconds": round(seconds, 1),
-            "log_records": offsets,
-            "events_per_s": round(offsets / seconds, 1),
-            **done,
-        }
-        say("new logic", message=f"new logic served in {seconds:.1f} s")
+        platform2, result["new_logic"] = new_logic(spark, settings, opts.change, disk, offsets)
         after, _, batches2, cutoff2, served_after = check(
             spark, platform2, opts, log, expected, rejected
         )
@@ -363,7 +292,6 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
         }
         disk.phase = "end"
         kept = disk.sample()
-    from measure.machine import topic_bytes
 
     (workdir / "served.json").write_text(
         json.dumps(
@@ -379,22 +307,9 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
             default=str,
         )
     )
-    result["storage"] = {
-        "kept_end": kept,
-        "peak_bytes": disk.peak["bytes"],
-        "peak_phase": disk.peak["phase"],
-        "log_bytes": topic_bytes(settings, settings.kafka.events_topic),
-    }
-    result["complexity"] = {
-        "jobs_run": [history["job"], "streaming lane " + live_lane]
-        + ([live["nightly"]["job"] + " (nightly)"] if live["nightly"] else [])
-        + done.get("jobs", []),
-        "long_running_jobs": 1,
-        "scheduled_jobs": 1 if live["nightly"] else 0,
-        "tables": kept["tables"],
-        "checkpoints": kept["checkpoint_dirs"],
-        "functions": called.lines(),
-    }
+    result |= operations(
+        settings, disk, kept, [history, live, result["new_logic"]], live_lane, called
+    )
     result["log"] = {
         "events_records": offsets,
         "unique_events": len(log[0]),
@@ -412,23 +327,12 @@ def late_data(
     served_cutoff: dict[int, int] | None,
     absorbed_below: dict[int, int] | None,
 ) -> list[dict[str, Any]]:
-    """For each allowed lateness: events the live lane leaves out (any view), and their fate."""
-    out = []
-    cut = absorbed_below or {}
-    for text in values:
-        lateness = parse_duration(text)
-        late = late_ids(unique, batches, ["any"], lambda _v, ls=lateness: ls, served_cutoff)["any"]
-        events = [e for e in unique if e.event_id in late]
-        absorbed = sum(1 for e in events if e.offset < cut.get(e.partition, 0))
-        out.append(
-            {
-                "allowed_lateness": text,
-                "late_in_streaming": len(events),
-                "absorbed_later": absorbed,
-                "excluded_for_good": len(events) - absorbed,
-            }
-        )
-    return out
+    """:func:`late_fates` of your log: events the live lane leaves out of any view."""
+
+    def late_for(lateness: timedelta) -> set[str]:
+        return late_ids(unique, batches, ["any"], lambda _v: lateness, served_cutoff)["any"]
+
+    return late_fates(unique, values, late_for, absorbed_below)
 
 
 def main(argv: list[str]) -> int:

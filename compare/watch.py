@@ -43,6 +43,17 @@ class Seen:
     poll_seconds: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
+    def summary(self) -> dict[str, Any]:
+        """What watching cost and how it went, for ``results.json``."""
+        polls = sorted(self.poll_seconds)
+        return {
+            "through": "the design's HTTP read API, in its process",
+            "polls": self.polls,
+            "gets": self.gets,
+            "median_poll_s": polls[len(polls) // 2] if polls else None,
+            "errors": self.errors[:5],
+        }
+
 
 class Served:
     """The design's read API on a free loopback port, in this process (a context manager).
