@@ -171,7 +171,9 @@ class Sampler:
         parts: dict[str, str],
     ) -> dict[str, Any]:
         part = f"lane {name}"
-        status = guarded(parts, part, lambda: lane_status(spark, self.settings, name)) or {}
+        status = (
+            guarded(parts, part, lambda: lane_status(spark, self.settings, name, sizes=False)) or {}
+        )
         batches = guarded(parts, part, lambda: self._micro_batches(spark, name)) or []
         points = [b for b in batches if b["kind"] == progress.MICRO_BATCH]
         marks = [

@@ -18,10 +18,14 @@ from speed_layer.lane import find_lane
 from speed_layer.metrics import dedup_outcome, read_metrics
 
 
-def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str, Any]:
+def lane_status(
+    spark: SparkSession, settings: Settings, name: str, *, sizes: bool = True
+) -> dict[str, Any]:
     """A streaming lane: last micro-batch, rates, consumer lag per partition, late counts.
 
-    ``log_size``: the lane log's files and bytes, read and stored (``lake.storage.table_size``).
+    ``log_size``: the lane log's files and bytes, read and stored (``lake.storage.table_size``:
+    a Spark job and a listing of the table, so a page polling every few seconds passes
+    ``sizes=False`` and gets None).
 
     ``duplicates``: re-sends the lane dropped (the lowest offset kept); ``watermark_drops``:
     records a de-duplication watermark dropped unseen (only with ``stream.dedup_horizon``).
@@ -60,7 +64,7 @@ def lane_status(spark: SparkSession, settings: Settings, name: str) -> dict[str,
         "log_outages": metrics.get("log_outages"),
         **dedup_outcome(totals["deduplicated"], metrics),
         "view_settings": lane.views,
-        "log_size": table_size(spark, lane.log),
+        "log_size": table_size(spark, lane.log) if sizes else None,
         **totals,
     }
 
