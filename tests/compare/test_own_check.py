@@ -8,24 +8,13 @@ import pandas as pd
 import pytest
 
 from compare.own_check import check_view, disagreements, log_events, per_window, window_shape
-from event_log.contract import EventContract, Field
 from oracle.records import RawRecord
+from tests.support.contract import READINGS
 
 pytestmark = pytest.mark.unit
 T = datetime(2026, 3, 2, 6, 0)
 MIN = timedelta(minutes=1)
-CONTRACT = EventContract(
-    fields=(
-        Field("id", "STRING", True),
-        Field("site", "STRING", True),
-        Field("at", "TIMESTAMP", True),
-        Field("n", "DOUBLE"),
-    ),
-    id_field="id",
-    time_field="at",
-    key_field="site",
-    time_format="yyyy-MM-dd HH:mm:ss",
-)
+CONTRACT = READINGS
 
 
 def test_per_window_counts_tumbling_and_hopping_windows_as_spark_aligns_them() -> None:

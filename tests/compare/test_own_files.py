@@ -8,21 +8,10 @@ import orjson
 import pytest
 
 from compare.own_files import live_rows, marker_fields, seconds_for, split_tail
-from event_log.contract import EventContract, Field
+from tests.support.contract import READINGS
 
 pytestmark = pytest.mark.unit
-CONTRACT = EventContract(
-    fields=(
-        Field("id", "STRING", True),
-        Field("site", "STRING", True),
-        Field("at", "TIMESTAMP", True),
-        Field("n", "DOUBLE"),
-    ),
-    id_field="id",
-    time_field="at",
-    key_field="site",
-    time_format="yyyy-MM-dd HH:mm:ss",
-)
+CONTRACT = READINGS
 ROWS = [
     "id,site,at,n",
     "a,x,2026-03-02 06:00:00,1",
