@@ -103,6 +103,17 @@ def session_conf(settings: Settings, dump_classes_to: Path | None = None) -> dic
         # The de-duplication state commits a changelog per micro-batch instead of a
         # snapshot of its files (snapshots are made in the background): a shorter commit.
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+        # What the driver keeps of finished work. Spark's status store holds 1,000 SQL
+        # executions (each with its plan text) and 1,000 jobs and stages, and Delta caches
+        # 1,000 tables' logs, even with the UI off: a lane running for hours, or the test
+        # session's hour of queries, filled a 2 GB driver with them ("GC overhead limit").
+        "spark.sql.ui.retainedExecutions": "50",
+        "spark.ui.retainedJobs": "100",
+        "spark.ui.retainedStages": "100",
+        "spark.ui.retainedTasks": "10000",
+        "spark.sql.streaming.ui.retainedQueries": "20",
+        "spark.sql.streaming.ui.retainedProgressUpdates": "20",
+        "spark.databricks.delta.delta.log.cacheSize": "64",
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.databricks.delta.autoCompact.enabled": "false",
         "spark.sql.warehouse.dir": f"{settings.storage.uri()}/_warehouse",
