@@ -26,6 +26,7 @@ from compare.correctness import compare_rows, keyed
 from compare.expected import OracleLog, full_views, late_by_contract
 from compare.metrics import freshness, handoff, window_delays, windows_over_time
 from compare.options import CompareOptions
+from compare.steadiness import state_horizons, steadiness
 from compare.watch import REVENUE, Look, Served, Watcher, shop_look
 from config.settings import Settings, ViewSettings, load_settings, parse_duration
 from designs.platform import Platform, build
@@ -260,6 +261,7 @@ def live_figures(live: dict[str, Any], excluded: set[int], warmup_s: float) -> d
             "caught_up": live["caught_up"],
             "micro_batches": live["micro_batches"],
             "median_micro_batch_s": live["median_micro_batch_s"],
+            "steadiness": live["steadiness"],
             "nightly": live["nightly"],
             "watch": seen.summary(),
         },
@@ -322,14 +324,18 @@ def run_live(
     lane.join(timeout=120)
     if errors:
         raise RuntimeError(f"the streaming job failed: {errors[0]}") from errors[0]
-    durations = sorted(b.get("batch_duration_ms") or 0 for b in batches)
+    in_order = [(b.get("batch_duration_ms") or 0) / 1000 for b in batches]
+    durations = sorted(in_order)
     return {
         "schedule": schedule,
         "seen": watcher.seen,
         "nightly": nightly,
         "caught_up": caught_up,
         "micro_batches": len(batches),
-        "median_micro_batch_s": durations[len(durations) // 2] / 1000 if durations else None,
+        "median_micro_batch_s": durations[len(durations) // 2] if durations else None,
+        "steadiness": steadiness(
+            in_order, plan.seconds, state_horizons(platform.settings, platform.registry)
+        ),
     }
 
 

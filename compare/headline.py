@@ -175,6 +175,22 @@ def scaling_sentence(scaling: dict[str, Any]) -> str:
     return "Scaling: " + "; ".join(parts) + " (one run per size)."
 
 
+def start_up_sentence(results: dict[str, Any]) -> str | None:
+    """Says so when a run's live phase never reached steady micro-batches (compare.steadiness)."""
+    unsteady: dict[str, list[str]] = {}
+    for run in results.get("runs", []):
+        steady = (run.get("live") or {}).get("steadiness")
+        if steady and not steady["steady"]:
+            unsteady.setdefault(run["design"], steady["why_not"])
+    if not unsteady:
+        return None
+    why = "; ".join(f"{design}: {', '.join(reasons)}" for design, reasons in unsteady.items())
+    return (
+        f"Start-up: the freshness figures describe start-up, not steady state ({why}); "
+        "a longer live phase (--live-seconds) measures the designs at work."
+    )
+
+
 def ties(results: dict[str, Any]) -> list[str]:
     """The table rows measured for both designs where neither won."""
     designs = results["designs"]
@@ -205,6 +221,8 @@ def headline(results: dict[str, Any]) -> list[str]:
         judged = [j for m in metrics if m in rows and (j := judge(rows[m], a, b))]
         if judged:
             out.append(group_sentence(name, judged))
+        if name == "Freshness" and (start_up := start_up_sentence(results)):
+            out.append(start_up)
         if name == "Time to serve new logic":
             if (results.get("scaling") or {}).get("measured"):
                 out.append(scaling_sentence(results["scaling"]))
