@@ -51,8 +51,8 @@ import httpx
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from compare.floor import start_floor
 from benchmarks.recompute_vs_replay import isolated
+from compare.floor import start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import LAMBDA_LANE
 from event_log.topics import ensure_topics

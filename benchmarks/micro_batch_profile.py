@@ -43,8 +43,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from compare.floor import processed_offsets, start_floor
 from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
+from compare.floor import processed_offsets, start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import run_speed
 from designs.platform import build

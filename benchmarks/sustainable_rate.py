@@ -31,9 +31,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from compare.floor import processed_offsets, start_floor
 from benchmarks.freshness import tuned
 from benchmarks.recompute_vs_replay import isolated
+from compare.floor import processed_offsets, start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import LAMBDA_LANE
 from event_log.topics import end_offsets, ensure_topics
