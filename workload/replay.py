@@ -196,7 +196,8 @@ def _format_time(value: datetime | date, contract: EventContract) -> str:
         return value.isoformat()
     text = value.strftime(strptime_format(contract.time_format))
     if "SSS" in contract.time_format and "SSSSSS" not in contract.time_format:
-        text = text.replace(f"{value.microsecond:06d}", f"{value.microsecond // 1000:03d}", 1)
+        micro = value.microsecond if isinstance(value, datetime) else 0  # a date: midnight
+        text = text.replace(f"{micro:06d}", f"{micro // 1000:03d}", 1)
     return text
 
 

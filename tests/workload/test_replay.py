@@ -132,3 +132,17 @@ def test_a_parquet_file_replays_with_typed_values_and_row_numbers(tmp_path):
     assert stats.misfit_lines == [(2, "missing_field:at")]
     assert [orjson.loads(r.value)["id"] for r in records] == ["b", "c", "a"]
     assert orjson.loads(records[-1].value)["at"] == "2026-01-01 00:00:02"
+
+
+def test_a_date_value_takes_a_millisecond_time_format():
+    """A Parquet date column (a ``date``, not a ``datetime``) under a format with ``SSS``:
+    midnight with zero milliseconds, not an AttributeError on ``microsecond``."""
+    from datetime import date
+
+    contract = EventContract(
+        fields=parse_ddl("id STRING, at TIMESTAMP"), id_field="id", time_field="at",
+        time_format="yyyy-MM-dd HH:mm:ss.SSS",
+    )  # fmt: skip
+    _, _, _, value, problem = RowEncoder(contract).encode(1, {"id": "a", "at": date(2026, 1, 2)})
+    assert problem is None
+    assert orjson.loads(value)["at"] == "2026-01-02 00:00:00.000"
