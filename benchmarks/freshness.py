@@ -7,7 +7,7 @@ fell behind it (a run whose generator fell behind is marked invalid). Every
 ``--probe-every``-th event is a probe: an ``add_to_cart`` by a user of its own.
 
 * ``floor`` - the least any Spark + Delta speed layer pays on this machine
-  (:mod:`benchmarks.floor`: read, decode, idempotent append to one Delta table), in
+  (:mod:`compare.floor`: read, decode, idempotent append to one Delta table), in
   this process. A probe is visible when the micro-batch that carries it has committed.
 * ``floor-tuned`` - the same with the engine's knobs set for latency (``TUNED``).
 * ``floor-views`` - the views floor: the tuned floor that also de-duplicates (every id,
@@ -51,8 +51,8 @@ import httpx
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from benchmarks.floor import start_floor
 from benchmarks.recompute_vs_replay import isolated
+from compare.floor import start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import LAMBDA_LANE
 from event_log.topics import ensure_topics
@@ -379,7 +379,7 @@ def run_floor(
     workdir: Path,
     views: ViewRegistry | None = None,
 ) -> dict[str, Any]:
-    """The floor query (:mod:`benchmarks.floor`); a probe is visible once committed."""
+    """The floor query (:mod:`compare.floor`); a probe is visible once committed."""
     spark = build_session(settings, app_name="lk-freshness-floor")
     seen: dict[int, float] = {}
 

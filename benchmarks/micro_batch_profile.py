@@ -21,7 +21,7 @@ quarantined and retained events, the progress row) is first computed alone into 
 compute, without the Delta write (the micro-batch's own time then includes both).
 
 With ``--contender floor`` or ``floor-views``, the same catch-up runs through the floor
-(:mod:`benchmarks.floor`: the bare read, decode and idempotent append, and that with every
+(:mod:`compare.floor`: the bare read, decode and idempotent append, and that with every
 view's contribution in the same commit) instead of the speed layer: what the engine's
 own warm-up costs a first micro-batch, whatever the design. The JVM counters of a floor
 micro-batch are read after each commit, so they include the gap before it.
@@ -43,8 +43,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from benchmarks.floor import processed_offsets, start_floor
 from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
+from compare.floor import processed_offsets, start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import run_speed
 from designs.platform import build

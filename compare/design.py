@@ -343,8 +343,17 @@ def live_phase(
     spark: Any, platform: Platform, opts: CompareOptions, seed: int, workdir: Path
 ) -> dict[str, Any]:
     """The shop's live phase: the seeded generator, probes and live revenue windows watched."""
-    settings = platform.settings
-    plan = SteadyPlan(
+    plan = live_plan(platform.settings, opts, seed)
+    windows_from = datetime.now(UTC).replace(tzinfo=None, second=0, microsecond=0)
+    look = shop_look(PROBE_BASE, windows_from)
+    return run_live(spark, platform, plan, look, opts.poll_s, workdir) | {
+        "windows_from": windows_from
+    }
+
+
+def live_plan(settings: Settings, opts: CompareOptions, seed: int) -> SteadyPlan:
+    """The shop's live records: the seeded generator at the run's rate, with probes."""
+    return SteadyPlan(
         settings.kafka.bootstrap_servers,
         settings.kafka.events_topic,
         rate=opts.rate,
@@ -359,11 +368,6 @@ def live_phase(
         },
         max_schedule_lag_s=opts.max_schedule_lag_s,
     )
-    windows_from = datetime.now(UTC).replace(tzinfo=None, second=0, microsecond=0)
-    look = shop_look(PROBE_BASE, windows_from)
-    return run_live(spark, platform, plan, look, opts.poll_s, workdir) | {
-        "windows_from": windows_from
-    }
 
 
 def probe_positions(log_events: list[oracle.RawRecord]) -> dict[int, tuple[int, int]]:

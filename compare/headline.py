@@ -191,6 +191,28 @@ def start_up_sentence(results: dict[str, Any]) -> str | None:
     )
 
 
+def floor_sentence(results: dict[str, Any]) -> str | None:
+    """Each design's freshness as a multiple of the views floor's, measured in the same run."""
+    floor = results.get("floor") or {}
+    if not floor.get("measured") or not floor.get("freshness_p50_s"):
+        return None
+    times = [
+        f"{design} {' and '.join(f'{x:g}x at {pct}' for pct, x in mine.items())}"
+        for design, mine in floor["times_the_floor"].items()
+        if mine
+    ]
+    if not times:
+        return None
+    p99 = floor.get("freshness_p99_s")
+    figures = f"p50 {_value(floor['freshness_p50_s'])} s" + (
+        f", p99 {_value(p99)} s" if p99 else ""
+    )
+    return (
+        "Against the views floor (read, decode, de-duplicate, compute the views, one commit: "
+        f"{figures} here): " + "; ".join(times) + "."
+    )
+
+
 def ties(results: dict[str, Any]) -> list[str]:
     """The table rows measured for both designs where neither won."""
     designs = results["designs"]
@@ -221,8 +243,8 @@ def headline(results: dict[str, Any]) -> list[str]:
         judged = [j for m in metrics if m in rows and (j := judge(rows[m], a, b))]
         if judged:
             out.append(group_sentence(name, judged))
-        if name == "Freshness" and (start_up := start_up_sentence(results)):
-            out.append(start_up)
+        if name == "Freshness":
+            out += [line for line in (floor_sentence(results), start_up_sentence(results)) if line]
         if name == "Time to serve new logic":
             if (results.get("scaling") or {}).get("measured"):
                 out.append(scaling_sentence(results["scaling"]))
