@@ -146,3 +146,17 @@ def test_a_date_value_takes_a_millisecond_time_format():
     _, _, _, value, problem = RowEncoder(contract).encode(1, {"id": "a", "at": date(2026, 1, 2)})
     assert problem is None
     assert orjson.loads(value)["at"] == "2026-01-02 00:00:00.000"
+
+
+def test_a_paced_replay_sends_what_an_unpaced_one_does(tmp_path):
+    """``--speedup`` only waits: rows without a valid time are sent unpaced, not refused."""
+    csv_file = tmp_path / "events.csv"
+    csv_file.write_text(
+        "id,n,x,at,ok\n"
+        "a,1,0.5,2026-01-01 00:00:01,true\n"
+        "b,2,0.5,never,true\n"
+        "c,3,0.5,2026-01-01 00:00:02,false\n"
+    )
+    unpaced = list(replay_records(csv_file, CONTRACT, ReplayStats()))
+    paced = list(replay_records(csv_file, CONTRACT, ReplayStats(), speedup=1000.0))
+    assert paced == unpaced and [r.kind for r in paced] == ["misfit", "event", "event"]
