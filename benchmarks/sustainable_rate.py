@@ -28,6 +28,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,7 @@ def main() -> None:
             window = TrialWindow(warm_up_s=WARM_UP_S, measure_s=args.minutes * 60)
             searches = {
                 name: sustain.search(
-                    lambda rate, name=name: trial(base, name, rate, window, workdir),
+                    partial(trial, base, name, window=window, workdir=workdir),
                     args.start,
                     args.trials,
                 )

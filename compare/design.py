@@ -50,7 +50,7 @@ def say(event: str, **data: Any) -> None:
 class DiskPeak:
     """Bytes the design keeps, sampled in a thread; the peak and where it happened."""
 
-    def __init__(self, root: Path, interval: float = 2.0) -> None:
+    def __init__(self, root: Path | None, interval: float = 2.0) -> None:
         self.root, self.interval = root, interval
         self.phase = "history"
         self.peak: dict[str, Any] = {"bytes": 0, "phase": None}
@@ -105,7 +105,9 @@ def lane_batches(spark: Any, platform: Platform) -> tuple[list[oracle.MicroBatch
     return [oracle.MicroBatch(r.start_offsets, r.end_offsets, r.cutoff) for r in rows], rows
 
 
-def check(spark: Any, platform: Platform, log: OracleLog) -> dict[str, Any]:
+def check(
+    spark: Any, platform: Platform, log: OracleLog
+) -> tuple[dict[str, Any], dict[str, set[str]], list[oracle.MicroBatch], dict[int, int] | None]:
     """Every view as served against the oracle, differences explained by the contract."""
     views = platform.settings.views
     batches, rows = lane_batches(spark, platform)
@@ -138,7 +140,7 @@ def check(spark: Any, platform: Platform, log: OracleLog) -> dict[str, Any]:
     result["duplicates"] = duplicates(spark, platform, log, rows)
     result["cutoff"] = cutoff
     result["micro_batches"] = len(batches)
-    return result, late, batches, cutoff  # type: ignore[return-value]
+    return result, late, batches, cutoff
 
 
 def duplicates(

@@ -70,7 +70,7 @@ def history_spec(opts: CompareOptions, seed: int, anchor: datetime) -> WorkloadS
     last = max(
         orjson.loads(r.value)["event_time"]
         for r in generate(probe)
-        if r.topic == "events" and r.kind in ("event", "late", "duplicate")
+        if r.topic == "events" and r.kind in ("event", "late", "duplicate") and r.value is not None
     )
     extent = datetime.fromisoformat(last.removesuffix("Z")) - probe.start
     start = anchor.replace(tzinfo=None, microsecond=0) - extent - timedelta(minutes=1)
@@ -271,12 +271,12 @@ def _own_compare(
     from designs.platform import build
 
     assert opts.history is not None
+    history = opts.history.resolve()
     base = own_settings(base)
     # count columns: views.options' count_column, then --count
     names = build(base).registry.names()
     counts = {n: c for n in names if (c := base.views.option(n, "count_column", None))}
     opts = opts.model_copy(update={"counts": counts | opts.counts})
-    history = opts.history.resolve()
     if opts.live is not None:
         files = (history, opts.live.resolve())
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -9,8 +10,8 @@ from compare.options import CompareOptions
 from compare.verdict import verdict
 from measure.stats import median_spread
 
-#: (name, unit, lower is better, how to read it from one run)
-METRICS: list[tuple[str, str, bool, Callable[[dict], float | None]]] = [
+#: (name, unit, lower is better, how to read it from one run: NaN when not measured)
+METRICS: list[tuple[str, str, bool, Callable[[dict], float]]] = [
     (
         "freshness p50 (ack -> visible)",
         "s",
@@ -123,7 +124,7 @@ def late_table(runs: Sequence[dict]) -> dict[str, list[dict[str, Any]]]:
         for i, first in enumerate(mine[0]["late_data"]["live_lane"]):
 
             def med(key: str, i: int = i, mine: list[dict] = mine) -> float:
-                return median_spread([r["late_data"]["live_lane"][i][key] for r in mine])["median"]
+                return statistics.median(r["late_data"]["live_lane"][i][key] for r in mine)
 
             rows.append(
                 {
@@ -131,9 +132,7 @@ def late_table(runs: Sequence[dict]) -> dict[str, list[dict[str, Any]]]:
                     "late_in_streaming": med("late_in_streaming"),
                     "absorbed_later": med("absorbed_later"),
                     "excluded_for_good": med("excluded_for_good"),
-                    "unique_events": median_spread([r["log"]["unique_events"] for r in mine])[
-                        "median"
-                    ],
+                    "unique_events": statistics.median(r["log"]["unique_events"] for r in mine),
                 }
             )
         out[design] = rows
