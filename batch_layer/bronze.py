@@ -14,6 +14,7 @@ from event_log.decode import decode_events, event_schema, quarantined, valid_eve
 from event_log.schema import SHOP
 from lake import quarantine
 from lake.insert import insert_new
+from lake.storage import delta_version
 from lake.tables import Tables
 
 
@@ -32,15 +33,20 @@ def first_copies(events: DataFrame, id_field: str = SHOP.id_field) -> DataFrame:
 
 
 def ensure_tables(spark: SparkSession, tables: Tables, contract: EventContract = SHOP) -> None:
-    """Create the bronze and quarantine tables if they do not exist yet."""
-    events = event_schema(contract).fields
-    bronze_schema = T.StructType([*events, T.StructField("run_id", T.StringType())])
-    (
-        DeltaTable.createIfNotExists(spark)
-        .location(tables.bronze)
-        .addColumns(bronze_schema)
-        .execute()
-    )
+    """Create the bronze and quarantine tables if they do not exist yet.
+
+    A table that exists costs a listing of its log, not a Spark action (seconds in a
+    fresh JVM).
+    """
+    if delta_version(spark, tables.bronze) is None:
+        events = event_schema(contract).fields
+        bronze_schema = T.StructType([*events, T.StructField("run_id", T.StringType())])
+        (
+            DeltaTable.createIfNotExists(spark)
+            .location(tables.bronze)
+            .addColumns(bronze_schema)
+            .execute()
+        )
     quarantine.ensure_table(spark, tables)
 
 

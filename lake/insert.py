@@ -11,10 +11,10 @@ writes these tables (one writer), so nothing lands between the look and the appe
 from __future__ import annotations
 
 from delta.tables import DeltaTable
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
-from lake.storage import delta_version
+from lake.storage import commit_actions, delta_version
 
 #: what each write operation calls the rows it inserted (``operationMetrics``)
 INSERTED = {"MERGE": "numTargetRowsInserted", "WRITE": "numOutputRows"}
@@ -26,25 +26,43 @@ def insert_new(spark: SparkSession, path: str, rows: DataFrame, matches: str) ->
     Returns:
         How many rows were inserted.
     """
-    table = DeltaTable.forPath(spark, path)
     before = delta_version(spark, path)
-    if table.detail().select("numFiles").collect()[0][0] == 0:
+    if before is None:
+        raise FileNotFoundError(f"no Delta table at {path}: create it before inserting")
+    if not _holds_files(spark, path, before):
         rows.write.format("delta").mode("append").save(path)
     else:
+        table = DeltaTable.forPath(spark, path)
         table.alias("t").merge(rows.alias("n"), matches).whenNotMatchedInsertAll().execute()
-    return inserted_rows(table, after=before)
+    return inserted_rows(spark, path, after=before)
 
 
-def inserted_rows(table: DeltaTable, after: int | None) -> int:
+def _holds_files(spark: SparkSession, path: str, version: int) -> bool:
+    """Whether the table at ``version`` may hold data: any commit up to it added a file.
+
+    Read from the commit files, no Spark job; a table past a checkpoint (its first commits
+    cleaned up) counts as holding files, so it takes the MERGE, which is always right.
+    """
+    try:
+        return any(
+            "add" in action for v in range(version + 1) for action in commit_actions(spark, path, v)
+        )
+    except (FileNotFoundError, Py4JJavaError):  # cleaned up (S3 says so through the JVM)
+        return True
+
+
+def inserted_rows(spark: SparkSession, path: str, after: int) -> int:
     """Rows the inserts (MERGEs or appends) committed after version ``after`` added.
 
     A MERGE that matched every row commits nothing, so no commit after ``after`` means 0.
+    Read from the commits' ``commitInfo``, no Spark job.
     """
-    since = F.lit(True) if after is None else F.col("version") > after
-    commits = (
-        table.history(20)
-        .where(F.col("operation").isin(*INSERTED) & since)
-        .select("operation", "operationMetrics")
-        .collect()
-    )
-    return sum(int((c["operationMetrics"] or {}).get(INSERTED[c["operation"]], 0)) for c in commits)
+    latest = delta_version(spark, path) or 0
+    inserted = 0
+    for version in range(after + 1, latest + 1):
+        for action in commit_actions(spark, path, version):
+            info = action.get("commitInfo")
+            if info and info.get("operation") in INSERTED:
+                metrics = info.get("operationMetrics") or {}
+                inserted += int(metrics.get(INSERTED[info["operation"]], 0))
+    return inserted

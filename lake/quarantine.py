@@ -22,7 +22,9 @@ QUARANTINE_SCHEMA = (
 
 
 def ensure_table(spark: SparkSession, tables: Tables) -> None:
-    """Create the quarantine table if it does not exist yet."""
+    """Create the quarantine table if it does not exist yet (a listing when it does)."""
+    if storage.delta_version(spark, tables.quarantine) is not None:
+        return
     (
         DeltaTable.createIfNotExists(spark)
         .location(tables.quarantine)

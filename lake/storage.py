@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
@@ -103,6 +104,22 @@ def delta_version(spark: SparkSession | None, uri: str) -> int | None:
         names = [status.getPath().getName() for status in fs.listStatus(hadoop_path)]
     versions = [int(m.group(1)) for name in names if (m := _COMMIT.match(name))]
     return max(versions, default=None)
+
+
+def commit_actions(spark: SparkSession, uri: str, version: int) -> list[dict[str, Any]]:
+    """The actions of one Delta commit (``add``, ``remove``, ``commitInfo``, ...).
+
+    Read from its JSON file: no Spark job, where ``DeltaTable.history`` or ``detail`` run
+    one (seconds each in a fresh JVM, most of a small batch run's landing).
+    """
+    log = f"{uri.rstrip('/')}/_delta_log/{version:020d}.json"
+    path = local_path(log)
+    if path is not None:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    else:
+        text = read_text(spark, log)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def local_path(uri: str) -> str | None:
