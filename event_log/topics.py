@@ -24,9 +24,14 @@ CATALOG_CONFIGS = {
 }
 
 
-#: The alerts topic: compacted like the catalog (the latest value per burst is its state),
+#: The alerts topic: compacted (the latest value per burst is its state), but every record
+#: stays readable for an hour first, so a reader that keeps up sees each open and retraction;
 #: stamped by the broker when appended (an alert's delay is measured from that stamp).
-ALERTS_CONFIGS = {**CATALOG_CONFIGS, "message.timestamp.type": "LogAppendTime"}
+ALERTS_CONFIGS = {
+    "cleanup.policy": "compact",
+    "min.compaction.lag.ms": "3600000",
+    "message.timestamp.type": "LogAppendTime",
+}
 
 
 def topic_specs(settings: Settings) -> dict[str, dict]:
