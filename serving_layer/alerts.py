@@ -24,6 +24,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -214,12 +215,20 @@ def publish(
         changes = difference(served(), latest(read_records(settings)))
         if changes:
             producer.begin_transaction()
-            for key, alert in changes.items():
-                producer.send(settings.kafka.alerts_topic, key=key.encode(), value=alert.to_json())
-            producer.flush()
-            if before_commit:
-                before_commit()
-            producer.commit_transaction()
+            try:
+                for key, alert in changes.items():
+                    topic = settings.kafka.alerts_topic
+                    producer.send(topic, key=key.encode(), value=alert.to_json())
+                producer.flush()
+                if before_commit:
+                    before_commit()
+                producer.commit_transaction()
+            except BaseException:
+                # readers (read_committed) would wait behind an open transaction until it
+                # times out; a fenced producer cannot abort, and need not (it was aborted)
+                with suppress(KafkaError):
+                    producer.abort_transaction()
+                raise
     finally:
         producer.close(timeout=10)
     opened = sum(1 for a in changes.values() if a.status == OPEN)
@@ -248,7 +257,7 @@ def publish_served(
         )
     except ViewNotReadyError:
         return None
-    except KafkaError as err:
+    except (KafkaError, TimeoutError) as err:
         log.warning("alerts not published (the next publish sends them): %s", err)
         return None
     if done.opened or done.retracted:
