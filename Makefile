@@ -40,7 +40,7 @@ cluster: setup
 chaos: setup
 	$(BIN)/lk chaos --runs 20
 
-# Style, the import contracts, and types over the core packages ([tool.mypy] in pyproject.toml;
+# Style, the import contracts, and types over every package ([tool.mypy] in pyproject.toml;
 # CI runs the type check as tests/test_types.py).
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports && $(BIN)/mypy

@@ -30,7 +30,14 @@ from event_log.topics import end_offsets
 from lake import storage
 from lake.offsets import below
 from lake.tables import Tables
-from quality.checks import CheckReport, QualityError, TableChecks, require, run_checks
+from quality.checks import (
+    CheckReport,
+    QualityError,
+    TableChecks,
+    require,
+    run_checks,
+    warm_up,
+)
 from views.base import View, ViewContext
 from views.loader import check_views
 from views.registry import ViewRegistry
@@ -225,18 +232,21 @@ def validate_run(
     """
     tables = Tables.of(settings)
     events = bronze_events(spark, tables, run.cutoff).persist()
+    ctx = ViewContext(settings.views)
+
+    def check(view: View) -> CheckReport:
+        state = spark.read.format("delta").load(tables.batch_view(run.run_id, view.name))
+        return run_checks(view.present(state), view_checks(view, events, ctx))
+
     try:
-        ctx = ViewContext(settings.views)
         reports = [run_checks(events, bronze_checks(registry.contract))]
         if (landed := quarantine_checks(settings)) is not None:
             reports.append(run_checks(landed_records(spark, tables, run.run_id), landed))
-        for view in registry:
-            if view.name not in run.views:
-                continue
-            state = spark.read.format("delta").load(tables.batch_view(run.run_id, view.name))
-            presented = view.present(state).persist()
-            reports.append(run_checks(presented, view_checks(view, events, ctx)))
-            presented.unpersist()
+        # side by side, as the views were computed: each view's Spark jobs overlap the
+        # others' (GX itself validates one table at a time)
+        mine = [view for view in registry if view.name in run.views]
+        with ThreadPoolExecutor(max(len(mine), 1), thread_name_prefix="lk-batch-check") as pool:
+            reports += pool.map(check, mine)
     finally:
         events.unpersist()
     try:
@@ -283,6 +293,7 @@ def run_batch(
         QualityError: a check failed; the run is recorded as failed and the previously
             published views stay published.
     """
+    warm_up()  # Great Expectations' first use in a process, beside the views' Spark jobs
     computed = compute_run(spark, settings, registry, force=force, on_view=on_view)
     if computed.skipped:
         return computed

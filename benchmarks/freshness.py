@@ -7,7 +7,7 @@ fell behind it (a run whose generator fell behind is marked invalid). Every
 ``--probe-every``-th event is a probe: an ``add_to_cart`` by a user of its own.
 
 * ``floor`` - the least any Spark + Delta speed layer pays on this machine
-  (:mod:`benchmarks.floor`: read, decode, idempotent append to one Delta table), in
+  (:mod:`compare.floor`: read, decode, idempotent append to one Delta table), in
   this process. A probe is visible when the micro-batch that carries it has committed.
 * ``floor-tuned`` - the same with the engine's knobs set for latency (``TUNED``).
 * ``floor-views`` - the views floor: the tuned floor that also de-duplicates (every id,
@@ -43,16 +43,17 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from benchmarks.floor import start_floor
 from benchmarks.recompute_vs_replay import isolated
+from compare.floor import start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import LAMBDA_LANE
 from event_log.topics import ensure_topics
@@ -72,8 +73,16 @@ from views.registry import ViewRegistry, default_registry
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "freshness.json"
 
+
+class Knobs(TypedDict):
+    """The engine's latency knobs: the trigger interval and Spark settings."""
+
+    trigger_interval: str
+    spark_conf: dict[str, str]
+
+
 #: The knobs the engine offers for latency, applied to the tuned floor and to lk-tuned.
-TUNED = {
+TUNED: Knobs = {
     "trigger_interval": "0 seconds",  # start the next micro-batch as soon as one ends
     "spark_conf": {
         # fewer Delta log checkpoints (a Spark job each) and no per-file statistics
@@ -106,7 +115,7 @@ def plan_for(settings: Settings, args: argparse.Namespace) -> SteadyPlan:
     )
 
 
-def warm_up(settings: Settings, workdir: Path, visible: Any) -> None:
+def warm_up(settings: Settings, workdir: Path, visible: Callable[[], bool]) -> None:
     """Two probes at a low rate until the contender shows one: it runs before the clock does."""
     plan = SteadyPlan(
         settings.kafka.bootstrap_servers,
@@ -258,8 +267,12 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
             if row["user_id"] >= PROBE_BASE // 2:
                 seen.setdefault(row["user_id"], now)
 
+    def visible() -> bool:
+        look()
+        return bool(seen)
+
     try:
-        warm_up(settings, workdir, lambda: (look(), bool(seen))[1])
+        warm_up(settings, workdir, visible)
         stop = threading.Event()
 
         def watch() -> None:
@@ -326,10 +339,10 @@ def lane_micro_batches(settings: Settings) -> list[tuple[float, float]]:
         rows = progress.history(spark, lane) if lane else []
     finally:
         spark.stop()
-    done = [r for r in rows if r.kind == progress.MICRO_BATCH and r.started_at and r.finished_at]
     return [
         (end.replace(tzinfo=UTC).timestamp(), (end - start).total_seconds())
-        for end, start in ((r.finished_at, r.started_at) for r in done)
+        for r in rows
+        if r.kind == progress.MICRO_BATCH and (start := r.started_at) and (end := r.finished_at)
     ]
 
 
@@ -379,7 +392,7 @@ def run_floor(
     workdir: Path,
     views: ViewRegistry | None = None,
 ) -> dict[str, Any]:
-    """The floor query (:mod:`benchmarks.floor`); a probe is visible once committed."""
+    """The floor query (:mod:`compare.floor`); a probe is visible once committed."""
     spark = build_session(settings, app_name="lk-freshness-floor")
     seen: dict[int, float] = {}
 

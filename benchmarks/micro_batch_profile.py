@@ -21,7 +21,7 @@ quarantined and retained events, the progress row) is first computed alone into 
 compute, without the Delta write (the micro-batch's own time then includes both).
 
 With ``--contender floor`` or ``floor-views``, the same catch-up runs through the floor
-(:mod:`benchmarks.floor`: the bare read, decode and idempotent append, and that with every
+(:mod:`compare.floor`: the bare read, decode and idempotent append, and that with every
 view's contribution in the same commit) instead of the speed layer: what the engine's
 own warm-up costs a first micro-batch, whatever the design. The JVM counters of a floor
 micro-batch are read after each commit, so they include the gap before it.
@@ -37,18 +37,19 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from benchmarks.floor import processed_offsets, start_floor
 from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
+from compare.floor import processed_offsets, start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import run_speed
 from designs.platform import build
 from event_log.topics import end_offsets, ensure_topics
+from lake.jvm import jvm
 from lake.spark import build_session, codegen_compilations
 from measure.machine import broker, machine
 from speed_layer import micro_batch
@@ -62,7 +63,7 @@ WARM_UP = 2
 
 def jvm_counters(spark: SparkSession) -> dict[str, int]:
     """Janino compilations, loaded classes and JIT milliseconds of the driver JVM so far."""
-    management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
+    management = jvm(spark).java.lang.management.ManagementFactory
     return {
         "janino_compilations": codegen_compilations(spark),
         "classes_loaded": management.getClassLoadingMXBean().getTotalLoadedClassCount(),
@@ -98,7 +99,7 @@ def profiled(
     """
     original = micro_batch.MicroBatchProcessor.__call__
     writes: dict[str, float] = {}
-    pieces: dict[str, float] = {}
+    alone: dict[str, float] = {}
 
     def timed(name: str, write: Callable[..., None]) -> Callable[..., None]:
         def run(*args: Any, **kwargs: Any) -> None:
@@ -108,9 +109,9 @@ def profiled(
 
         return run
 
-    def call(self, batch, batch_id: int) -> None:
+    def call(self: micro_batch.MicroBatchProcessor, batch: DataFrame, batch_id: int) -> None:
         writes.clear()
-        pieces.clear()
+        alone.clear()
         before, started = jvm_counters(spark), time.perf_counter()
         original(self, batch, batch_id)
         after = jvm_counters(spark)
@@ -124,12 +125,12 @@ def profiled(
                 **{key: after[key] - before[key] for key in after},
                 "phases": self.timings.get(batch_id, {}),
                 **({"writes": dict(writes)} if per_write else {}),
-                **({"pieces": dict(pieces)} if per_piece else {}),
+                **({"pieces": dict(alone)} if per_piece else {}),
             }
         )
         print(rows[-1], flush=True)
 
-    micro_batch.MicroBatchProcessor.__call__ = call
+    micro_batch.MicroBatchProcessor.__call__ = call  # type: ignore[method-assign]  # profiling wraps it
     if per_write:
         micro_batch.lane_log.commit = timed("commit", micro_batch.lane_log.commit)
         micro_batch.lane_log.replace = timed("maintain", micro_batch.lane_log.replace)
@@ -137,10 +138,15 @@ def profiled(
         commit = micro_batch.lane_log.commit
 
         def commit_after_pieces(
-            spark: SparkSession, lane: Lane, log_pieces: list[DataFrame], **options: Any
+            spark: SparkSession,
+            lane: Lane,
+            pieces: list[DataFrame],
+            *,
+            indexed: tuple[str, ...] = (),
+            created_with: Mapping[str, str] | None = None,
         ) -> None:
-            pieces.update(computed_alone(log_pieces))
-            commit(spark, lane, log_pieces, **options)
+            alone.update(computed_alone(pieces))
+            commit(spark, lane, pieces, indexed=indexed, created_with=created_with)
 
         micro_batch.lane_log.commit = commit_after_pieces
 
@@ -168,7 +174,7 @@ def profile_floor(
     query, durations = start_floor(spark, settings, record, default_registry() if views else None)
     try:
         while any(processed_offsets(query).get(p, 0) < o for p, o in target.items()):
-            if query.awaitTermination(0.5):
+            if query.awaitTermination(0.5):  # type: ignore[arg-type]  # float s (pyspark: int)
                 break  # ended by itself: raise what ended it, if anything
     finally:
         query.stop()

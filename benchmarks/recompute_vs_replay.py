@@ -88,8 +88,9 @@ def records_file(spec: WorkloadSpec) -> Path:
         tmp = path.with_suffix(".tmp")
         with tmp.open("w") as out:
             for r in generate(spec):
+                key = "" if r.key is None else r.key.decode()  # generate() keys every record
                 value = "" if r.value is None else r.value.decode("utf-8", "replace")
-                out.write(f"{r.topic}\t{r.key.decode()}\t{value}\n")
+                out.write(f"{r.topic}\t{key}\t{value}\n")
         tmp.rename(path)
     return path
 
@@ -144,7 +145,7 @@ def ceiling_read_decode(spark: SparkSession, settings: Settings) -> int:
         decode_events(raw)
         .where(F.col("reason").isNull())
         .select(F.sum(F.hash("event_id", "event_time", "price")))
-        .first()[0]
+        .collect()[0][0]  # an aggregate: one row
         or 0
     )
 

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.producer_throughput import cpu_seconds, fresh_topics, logged, run_lk
+from benchmarks.producer_throughput import Workload, cpu_seconds, fresh_topics, logged, run_lk
 from benchmarks.producer_throughput import make_workload as _make_workload
 from config.settings import Settings
 from event_log.schema import SHOP
@@ -45,7 +45,7 @@ RESULTS = REPO / "benchmarks" / "results" / "replay_throughput.json"
 PRODUCE, REPLAY = "lk produce", "lk replay"
 
 
-def write_file(work: Any, path: Path) -> int:
+def write_file(work: Workload, path: Path) -> int:
     """The workload's events-topic values, one per line (values holding a newline skipped)."""
     values = [r.value for r in work.records if r.topic == "events" and r.value is not None]
     lines = [v for v in values if b"\n" not in v]
@@ -63,7 +63,14 @@ def run_replay(settings: Settings, path: Path, run_rows: int) -> dict[str, Any]:
     return {"records": report.sent, "seconds": seconds, "misfits": stats.misfits}
 
 
-def one(settings: Settings, name: str, work: Any, path: Path, args, created) -> dict[str, Any]:
+def one(
+    settings: Settings,
+    name: str,
+    work: Workload,
+    path: Path,
+    args: argparse.Namespace,
+    created: list[str],
+) -> dict[str, Any]:
     mine = fresh_topics(settings, "replay" if name == REPLAY else "produce", created)
     cpu = cpu_seconds()
     if name == REPLAY:

@@ -5,7 +5,7 @@ fed by the same load generator (``measure.generator``, a process of its own on a
 schedule; a trial whose generator fell behind is invalid, not a result):
 
 * ``floor`` - the bare read, decode and idempotent append to one Delta table
-  (:mod:`benchmarks.floor`), with the tuned knobs of :mod:`benchmarks.freshness`;
+  (:mod:`compare.floor`), with the tuned knobs of :mod:`benchmarks.freshness`;
 * ``lk`` - ``lk speed`` (Lambda) in a subprocess, with the same knobs.
 
 A trial sends ``rate`` events/s for a warm-up minute and then ``--minutes``; consumer
@@ -28,12 +28,13 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchmarks.floor import processed_offsets, start_floor
 from benchmarks.freshness import tuned
 from benchmarks.recompute_vs_replay import isolated
+from compare.floor import processed_offsets, start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import LAMBDA_LANE
 from event_log.topics import end_offsets, ensure_topics
@@ -143,7 +144,7 @@ def main() -> None:
             window = TrialWindow(warm_up_s=WARM_UP_S, measure_s=args.minutes * 60)
             searches = {
                 name: sustain.search(
-                    lambda rate, name=name: trial(base, name, rate, window, workdir),
+                    partial(trial, base, name, window=window, workdir=workdir),
                     args.start,
                     args.trials,
                 )

@@ -37,7 +37,7 @@ class CalledFunctions:
 
     def __exit__(self, *_: object) -> None:
         sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
 
     def lines(self) -> dict[str, int]:
         """``module.function:line`` -> the lines of its body that hold code.

@@ -45,7 +45,7 @@ def compare_rows(
 ) -> dict[str, Any]:
     """Counts of equal/different/missing/extra rows against ``full``; explained or not."""
     got, want, allowed = keyed(served, key), keyed(full, key), keyed(contract, key)
-    counts = {"rows_served": len(got), "rows_oracle": len(want)}
+    counts: dict[str, Any] = {"rows_served": len(got), "rows_oracle": len(want)}
     counts["equal"] = sum(1 for k, v in got.items() if want.get(k) == v)
     counts["different"] = sum(1 for k, v in got.items() if k in want and want[k] != v)
     counts["missing"] = sum(1 for k in want if k not in got)

@@ -32,6 +32,7 @@ from compare.metrics import (
     windows_over_time,
 )
 from compare.options import CompareOptions
+from compare.steadiness import state_horizons, steadiness
 from compare.watch import REVENUE, Look, Served, Watcher, shop_look
 from config.settings import Settings, ViewSettings, load_settings, parse_duration
 from designs.platform import Platform, build
@@ -56,7 +57,7 @@ def say(event: str, **data: Any) -> None:
 class DiskPeak:
     """Bytes the design keeps, sampled in a thread; the peak and where it happened."""
 
-    def __init__(self, root: Path, interval: float = 2.0) -> None:
+    def __init__(self, root: Path | None, interval: float = 2.0) -> None:
         self.root, self.interval = root, interval
         self.phase = "history"
         self.peak: dict[str, Any] = {"bytes": 0, "phase": None}
@@ -111,7 +112,9 @@ def lane_batches(spark: Any, platform: Platform) -> tuple[list[oracle.MicroBatch
     return [oracle.MicroBatch(r.start_offsets, r.end_offsets, r.cutoff) for r in rows], rows
 
 
-def check(spark: Any, platform: Platform, log: OracleLog) -> dict[str, Any]:
+def check(
+    spark: Any, platform: Platform, log: OracleLog
+) -> tuple[dict[str, Any], dict[str, set[str]], list[oracle.MicroBatch], dict[int, int] | None]:
     """Every view as served against the oracle, differences explained by the contract."""
     views = platform.settings.views
     batches, rows = lane_batches(spark, platform)
@@ -144,7 +147,7 @@ def check(spark: Any, platform: Platform, log: OracleLog) -> dict[str, Any]:
     result["duplicates"] = duplicates(spark, platform, log, rows)
     result["cutoff"] = cutoff
     result["micro_batches"] = len(batches)
-    return result, late, batches, cutoff  # type: ignore[return-value]
+    return result, late, batches, cutoff
 
 
 def duplicates(
@@ -267,6 +270,7 @@ def live_figures(live: dict[str, Any], excluded: set[int], warmup_s: float) -> d
             "caught_up": live["caught_up"],
             "micro_batches": live["micro_batches"],
             "median_micro_batch_s": live["median_micro_batch_s"],
+            "steadiness": live["steadiness"],
             "nightly": live["nightly"],
             "watch": seen.summary(),
         },
@@ -329,14 +333,18 @@ def run_live(
     lane.join(timeout=120)
     if errors:
         raise RuntimeError(f"the streaming job failed: {errors[0]}") from errors[0]
-    durations = sorted(b.get("batch_duration_ms") or 0 for b in batches)
+    in_order = [(b.get("batch_duration_ms") or 0) / 1000 for b in batches]
+    durations = sorted(in_order)
     return {
         "schedule": schedule,
         "seen": watcher.seen,
         "nightly": nightly,
         "caught_up": caught_up,
         "micro_batches": len(batches),
-        "median_micro_batch_s": durations[len(durations) // 2] / 1000 if durations else None,
+        "median_micro_batch_s": durations[len(durations) // 2] if durations else None,
+        "steadiness": steadiness(
+            in_order, plan.seconds, state_horizons(platform.settings, platform.registry)
+        ),
     }
 
 
@@ -344,8 +352,17 @@ def live_phase(
     spark: Any, platform: Platform, opts: CompareOptions, seed: int, workdir: Path
 ) -> dict[str, Any]:
     """The shop's live phase: the seeded generator, probes and live revenue windows watched."""
-    settings = platform.settings
-    plan = SteadyPlan(
+    plan = live_plan(platform.settings, opts, seed)
+    windows_from = datetime.now(UTC).replace(tzinfo=None, second=0, microsecond=0)
+    look = shop_look(PROBE_BASE, windows_from)
+    return run_live(spark, platform, plan, look, opts.poll_s, workdir) | {
+        "windows_from": windows_from
+    }
+
+
+def live_plan(settings: Settings, opts: CompareOptions, seed: int) -> SteadyPlan:
+    """The shop's live records: the seeded generator at the run's rate, with probes."""
+    return SteadyPlan(
         settings.kafka.bootstrap_servers,
         settings.kafka.events_topic,
         rate=opts.rate,
@@ -360,11 +377,6 @@ def live_phase(
         },
         max_schedule_lag_s=opts.max_schedule_lag_s,
     )
-    windows_from = datetime.now(UTC).replace(tzinfo=None, second=0, microsecond=0)
-    look = shop_look(PROBE_BASE, windows_from)
-    return run_live(spark, platform, plan, look, opts.poll_s, workdir) | {
-        "windows_from": windows_from
-    }
 
 
 def probe_positions(log_events: list[oracle.RawRecord]) -> dict[int, tuple[int, int]]:
@@ -496,8 +508,8 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
         }
         result["handoff"] = handoff(quantities, probes, excluded, straddling)
         told = read_records(settings)
-        window = settings.views.burst_window
-        result["alerts"] = {"live": alert_figures(told, log.unique, window, schedule.started_at)}
+        bursts = settings.views.burst_window
+        result["alerts"] = {"live": alert_figures(told, log.unique, bursts, schedule.started_at)}
         result["correctness"] = {"end_of_live": live_check}
         fresh = result["freshness"]["processing_time_s"] or {}
         say(

@@ -181,6 +181,44 @@ def scaling_sentence(scaling: dict[str, Any]) -> str:
     return "Scaling: " + "; ".join(parts) + " (one run per size)."
 
 
+def start_up_sentence(results: dict[str, Any]) -> str | None:
+    """Says so when a run's live phase never reached steady micro-batches (compare.steadiness)."""
+    unsteady: dict[str, list[str]] = {}
+    for run in results.get("runs", []):
+        steady = (run.get("live") or {}).get("steadiness")
+        if steady and not steady["steady"]:
+            unsteady.setdefault(run["design"], steady["why_not"])
+    if not unsteady:
+        return None
+    why = "; ".join(f"{design}: {', '.join(reasons)}" for design, reasons in unsteady.items())
+    return (
+        f"Start-up: the freshness figures describe start-up, not steady state ({why}); "
+        "a longer live phase (--live-seconds) measures the designs at work."
+    )
+
+
+def floor_sentence(results: dict[str, Any]) -> str | None:
+    """Each design's freshness as a multiple of the views floor's, measured in the same run."""
+    floor = results.get("floor") or {}
+    if not floor.get("measured") or not floor.get("freshness_p50_s"):
+        return None
+    times = [
+        f"{design} {' and '.join(f'{x:g}x at {pct}' for pct, x in mine.items())}"
+        for design, mine in floor["times_the_floor"].items()
+        if mine
+    ]
+    if not times:
+        return None
+    p99 = floor.get("freshness_p99_s")
+    figures = f"p50 {_value(floor['freshness_p50_s'])} s" + (
+        f", p99 {_value(p99)} s" if p99 else ""
+    )
+    return (
+        "Against the views floor (read, decode, de-duplicate, compute the views, one commit: "
+        f"{figures} here): " + "; ".join(times) + "."
+    )
+
+
 def ties(results: dict[str, Any]) -> list[str]:
     """The table rows measured for both designs where neither won."""
     designs = results["designs"]
@@ -211,6 +249,8 @@ def headline(results: dict[str, Any]) -> list[str]:
         judged = [j for m in metrics if m in rows and (j := judge(rows[m], a, b))]
         if judged:
             out.append(group_sentence(name, judged))
+        if name == "Freshness":
+            out += [line for line in (floor_sentence(results), start_up_sentence(results)) if line]
         if name == "Time to serve new logic":
             if (results.get("scaling") or {}).get("measured"):
                 out.append(scaling_sentence(results["scaling"]))

@@ -32,8 +32,11 @@ def freshness(
         excluded: probe users the contract lets the design leave out as late.
         warmup_until: probes due before this (epoch s) are discarded as warm-up.
     """
-    from_ack, from_due, event_time, negative = [], [], [], 0
-    timeline: list[tuple[float, float, float]] = []
+    from_ack: list[float] = []
+    from_due: list[float] = []
+    event_time: list[float] = []
+    negative = 0
+    timeline: list[tuple[float, float, float | None]] = []
     unseen, unseen_late, warm = 0, 0, 0
     for probe in probes:
         user = int(probe["id"])

@@ -37,6 +37,11 @@ class CompareOptions(BaseModel):
     sustainable_warm_up_s: float = Field(60.0, ge=0)
     sustainable_seconds: float = Field(300.0, gt=0, description="measured part of a trial")
     scaling: tuple[int, ...] = ()
+    floor: bool = Field(
+        True,
+        description="also run the views floor over the same workload (the shop's; not your "
+        "own files), each design's freshness reported as a multiple of it",
+    )
     warmup_s: float = Field(
         10.0, ge=0, description="live probes due in the first seconds are discarded"
     )

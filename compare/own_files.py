@@ -79,6 +79,7 @@ def live_rows(
     probes: list[dict[str, Any]] = []
     valid = 0
     for record in replay_records(path, contract, stats, keep_file_order=True, ahead=False):
+        assert record.value is not None  # a replayed row always has one (no tombstones)
         out.append(Outgoing(record.key, record.value))
         if record.kind != "event" or not markers:
             continue

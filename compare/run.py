@@ -34,9 +34,14 @@ REPO = Path(__file__).resolve().parents[1]
 Narrate = Callable[[str, dict[str, Any]], None]
 
 
-def design_settings(base: Settings, design: str, seed: int, work: Path) -> Settings:
-    """Settings of one design's run: its mode, its topics, its storage root."""
-    label = f"{design}_{seed}_{datetime.now(UTC).strftime('%H%M%S')}"
+def design_settings(
+    base: Settings, design: str, seed: int, work: Path, name: str | None = None
+) -> Settings:
+    """Settings of one design's run: its mode, its topics, its storage root.
+
+    ``name``: what the run's topics and folder are called, if not the design (the floor).
+    """
+    label = f"{name or design}_{seed}_{datetime.now(UTC).strftime('%H%M%S')}"
     settings = with_sections(
         base,
         kafka={
@@ -69,7 +74,7 @@ def history_spec(opts: CompareOptions, seed: int, anchor: datetime) -> WorkloadS
     last = max(
         orjson.loads(r.value)["event_time"]
         for r in generate(probe)
-        if r.topic == "events" and r.kind in ("event", "late", "duplicate")
+        if r.topic == "events" and r.kind in ("event", "late", "duplicate") and r.value is not None
     )
     extent = datetime.fromisoformat(last.removesuffix("Z")) - probe.start
     start = anchor.replace(tzinfo=None, microsecond=0) - extent - timedelta(minutes=1)
@@ -85,7 +90,8 @@ def run_design(
     **extra: Any,
 ) -> dict[str, Any]:
     """One design's child process, sampled; its figures with the cost added."""
-    job_dir = work / f"{settings.mode}_{seed}_{extra.get('events', 'scenario')}"
+    name = "floor" if extra.get("floor") else settings.mode
+    job_dir = work / f"{name}_{seed}_{extra.get('events', 'scenario')}"
     job_dir.mkdir(parents=True, exist_ok=True)
     job = {
         **extra,
@@ -96,8 +102,14 @@ def run_design(
         "out": str(job_dir / "result.json"),
     }
     (job_dir / "job.json").write_text(json.dumps(job, default=str))
-    # your own files run their scenario (compare.own_design), the shop its own
-    module = "compare.own_design" if extra.get("files") else "compare.design"
+    # your own files run their scenario (compare.own_design), the shop its own, the floor its
+    module = (
+        "compare.own_design"
+        if extra.get("files")
+        else "compare.floor_design"
+        if extra.get("floor")
+        else "compare.design"
+    )
     scenario_cost: dict[str, Any] | None = None  # before the sustainable search, if one runs
     with (job_dir / "design.log").open("w") as log:
         child = subprocess.Popen(
@@ -117,13 +129,13 @@ def run_design(
                         continue
                     if event.get("event") == "sustainable" and scenario_cost is None:
                         scenario_cost = sampler.snapshot()
-                    narrate(settings.mode, event)
+                    narrate(name, event)
                 code = child.wait()
         finally:
             _stop(child)
     if code != 0:
         tail = "".join((job_dir / "design.log").read_text().splitlines(keepends=True)[-30:])
-        raise RuntimeError(f"the {settings.mode} run failed (exit {code}):\n{tail}")
+        raise RuntimeError(f"the {name} run failed (exit {code}):\n{tail}")
     result = json.loads((job_dir / "result.json").read_text())
     result["cost"] = scenario_cost or sampler.usage.as_dict()
     result["cost"]["scope"] = "the scenario; a sustainable-rate search after it is not counted"
@@ -148,20 +160,17 @@ def run_compare(
     runs: list[dict[str, Any]] = []
     if opts.own_data:
         return _own_compare(base, opts, out, work, info, tell)
+    floors: list[dict[str, Any]] = []
     for seed in opts.seeds():
         spec = history_spec(opts, seed, datetime.now(UTC))
         for design in opts.order:
-            settings = design_settings(base, design, seed, work)
-            ensure_topics(settings)
-            report = produce(settings, generate_ahead(spec))
-            if report.failed or report.acknowledged != report.sent:
-                raise RuntimeError(f"history not fully acknowledged: {report.as_dict()}")
-            tell(
-                design,
-                {"event": "produced", "message": f"history: {report.sent:,} records (seed {seed})"},
-            )
+            settings = _with_history(design_settings(base, design, seed, work), spec, tell)
             runs.append(run_design(settings, opts, seed, work, tell))
-    results = assemble(runs, opts, info)
+        if opts.floor:
+            settings = design_settings(base, opts.order[0], seed, work, name="floor")
+            settings = _with_history(settings, spec, tell, "floor")
+            floors.append(run_design(settings, opts, seed, work, tell, floor=True))
+    results = assemble(runs, opts, info, floors)
     if opts.scaling:
         results["scaling"] = scaling(base, opts, work, tell)
         from compare.verdict import scaling_sentences
@@ -170,6 +179,19 @@ def run_compare(
     results["data_set"] = data_set(base, opts, None)
     write_reports(results, out)
     return results
+
+
+def _with_history(
+    settings: Settings, spec: WorkloadSpec, tell: Narrate, name: str | None = None
+) -> Settings:
+    """``settings`` once its topics exist and hold the seeded history, acknowledged."""
+    ensure_topics(settings)
+    report = produce(settings, generate_ahead(spec))
+    if report.failed or report.acknowledged != report.sent:
+        raise RuntimeError(f"history not fully acknowledged: {report.as_dict()}")
+    message = f"history: {report.sent:,} records (seed {spec.seed})"
+    tell(name or settings.mode, {"event": "produced", "message": message})
+    return settings
 
 
 def own_settings(base: Settings) -> Settings:
@@ -253,12 +275,12 @@ def _own_compare(
     from designs.platform import build
 
     assert opts.history is not None
+    history = opts.history.resolve()
     base = own_settings(base)
     # count columns: views.options' count_column, then --count
     names = build(base).registry.names()
     counts = {n: c for n in names if (c := base.views.option(n, "count_column", None))}
     opts = opts.model_copy(update={"counts": counts | opts.counts})
-    history = opts.history.resolve()
     if opts.live is not None:
         files = (history, opts.live.resolve())
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -9,8 +10,9 @@ from compare.options import CompareOptions
 from compare.verdict import verdict
 from measure.stats import median_spread
 
-#: (name, unit, lower is better (None: a count, no design wins it), how to read it from one run)
-METRICS: list[tuple[str, str, bool | None, Callable[[dict], float | None]]] = [
+#: (name, unit, lower is better (None: a count no design wins), how to read it from one run:
+#: NaN when not measured)
+METRICS: list[tuple[str, str, bool | None, Callable[[dict], float]]] = [
     (
         "freshness p50 (ack -> visible)",
         "s",
@@ -149,7 +151,7 @@ def late_table(runs: Sequence[dict]) -> dict[str, list[dict[str, Any]]]:
         for i, first in enumerate(mine[0]["late_data"]["live_lane"]):
 
             def med(key: str, i: int = i, mine: list[dict] = mine) -> float:
-                return median_spread([r["late_data"]["live_lane"][i][key] for r in mine])["median"]
+                return statistics.median(r["late_data"]["live_lane"][i][key] for r in mine)
 
             rows.append(
                 {
@@ -157,9 +159,7 @@ def late_table(runs: Sequence[dict]) -> dict[str, list[dict[str, Any]]]:
                     "late_in_streaming": med("late_in_streaming"),
                     "absorbed_later": med("absorbed_later"),
                     "excluded_for_good": med("excluded_for_good"),
-                    "unique_events": median_spread([r["log"]["unique_events"] for r in mine])[
-                        "median"
-                    ],
+                    "unique_events": statistics.median(r["log"]["unique_events"] for r in mine),
                 }
             )
         out[design] = rows
@@ -219,7 +219,49 @@ def growth(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"exponent": round(k, 2), "reading": reading}
 
 
-def assemble(runs: list[dict], opts: CompareOptions, info: dict[str, Any]) -> dict[str, Any]:
+#: The freshness figures held against the views floor: (table row, the floor's percentile).
+AGAINST_FLOOR = (
+    ("freshness p50 (ack -> visible)", "p50"),
+    ("freshness p99 (ack -> visible)", "p99"),
+)
+
+
+def floor_figures(
+    floors: list[dict], table: list[dict[str, Any]], designs: list[str], poll_s: float
+) -> dict[str, Any]:
+    """The views floor's freshness, and each design's as a multiple of it (medians of seeds)."""
+    if not floors:
+        return {"measured": False, "detail": "not run: --no-floor, or your own files"}
+    rows = {row["metric"]: row for row in table}
+    figures: dict[str, Any] = {"measured": True, "times_the_floor": {d: {} for d in designs}}
+    for metric, pct in AGAINST_FLOOR:
+        values = [_get(r, "freshness", "processing_time_s", pct) for r in floors]
+        floor = median_spread([v for v in values if v == v])
+        figures[f"freshness_{pct}_s"] = floor
+        for design in designs:
+            mine = rows[metric].get(design)
+            if floor and mine and floor["median"] > 0:
+                figures["times_the_floor"][design][pct] = round(mine["median"] / floor["median"], 1)
+    batches = [r["live"]["median_micro_batch_s"] for r in floors]
+    figures["median_micro_batch_s"] = median_spread([b for b in batches if b is not None])
+    figures["probes_never_seen"] = sum(r["freshness"]["never_seen_unexplained"] for r in floors)
+    figures["steadiness"] = [r["live"]["steadiness"] for r in floors]
+    figures["cost"] = [r.get("cost") for r in floors]
+    figures["note"] = (
+        "the views floor reads, decodes, de-duplicates, computes every view over the "
+        "micro-batch and commits once: a probe is visible when its micro-batch committed. "
+        f"The designs' figures also hold their serving layer and the watcher's poll (every "
+        f"{poll_s:g} s)."
+    )
+    return figures
+
+
+def assemble(
+    runs: list[dict],
+    opts: CompareOptions,
+    info: dict[str, Any],
+    floors: list[dict] | None = None,
+) -> dict[str, Any]:
     """``results.json``: every number the report shows, the runs, the machine, the verdict."""
     designs = [d for d in opts.order if any(r["design"] == d for r in runs)]
     table = []
@@ -252,6 +294,7 @@ def assemble(runs: list[dict], opts: CompareOptions, info: dict[str, Any]) -> di
         "sustainable_rate": {"measured": False, "detail": "not measured: run with --sustainable"},
         "scaling": {"measured": False, "detail": "not measured: run with --scaling N,N,..."},
         "runs": runs,
+        "floor": floor_figures(floors or [], table, designs, opts.poll_s),
     }
     rates = {r["design"]: r["sustainable_rate"] for r in runs if "sustainable_rate" in r}
     if rates:

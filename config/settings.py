@@ -497,8 +497,15 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
 
 
 def with_sections(settings: Settings, **sections: dict[str, Any]) -> Settings:
-    """A copy of frozen ``settings`` with fields of nested sections changed (``kafka={...}``)."""
+    """A copy of frozen ``settings`` with fields of nested sections changed (``kafka={...}``).
+
+    Each changed section is validated again, so ``{"root": "/data"}`` becomes the ``Path``
+    the field declares and a bad value is refused here, not where it is used.
+    """
     update = {
-        name: getattr(settings, name).model_copy(update=fields) for name, fields in sections.items()
+        name: (section := getattr(settings, name)).model_validate(
+            {**section.model_dump(), **fields}
+        )
+        for name, fields in sections.items()
     }
     return settings.model_copy(update=update)

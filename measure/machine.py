@@ -97,12 +97,17 @@ def local_dir(uri: str) -> Path | None:
 CHECKPOINT_DIRS = ("checkpoint", "_checkpoints")
 
 
-def bytes_kept(root: Path) -> dict[str, int]:
+def bytes_kept(root: Path | None) -> dict[str, int]:
     """Bytes under ``root`` in Delta tables, in streaming checkpoints and elsewhere.
 
     A folder holding ``_delta_log`` is a table (with everything below it); a folder
     named ``checkpoint`` or ``_checkpoints`` is a streaming checkpoint.
+
+    Raises:
+        ValueError: ``root`` is None, :func:`local_dir`'s answer for remote storage.
     """
+    if root is None:
+        raise ValueError("bytes kept are counted in a local folder; the storage is remote")
     found = {"delta_tables": 0, "checkpoints": 0, "other": 0, "tables": 0, "checkpoint_dirs": 0}
     if not root.exists():
         return found

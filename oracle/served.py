@@ -9,6 +9,7 @@ Tests and the chaos harness compare every serving view with this.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from config.settings import ViewSettings
 from oracle.catalog import CatalogHistory
@@ -56,6 +57,7 @@ def served_views(
     unique = dedup(decoded)
     late = late_events(unique, batches, VIEW_NAMES, views.lateness)
     cut = cutoff or {}
+    batch_catalog, speed_catalog = _layer_catalogs(catalog_for, cutoff)
     result: dict[str, list[dict]] = {}
     for name in VIEW_NAMES:
         kept = [
@@ -64,8 +66,7 @@ def served_views(
             if e.offset < cut.get(e.partition, 0) or e.event_id not in late.get(name, set())
         ]
         if name == "cart_value_by_product":  # the newest catalog a layer has read
-            latest = catalog_for if cutoff is None else catalog_for["speed"]
-            result[name] = cart_value_by_product(kept, latest)  # type: ignore[arg-type]
+            result[name] = cart_value_by_product(kept, speed_catalog)
             continue
         if name != "revenue_by_category":
             result[name] = compute_views(kept, {}, views, history)[name]
@@ -74,14 +75,29 @@ def served_views(
             result[name] = revenue_by_category(kept, {}, views, history)
             continue
         if cutoff is None:
-            result[name] = revenue_by_category(kept, catalog_for, views)  # type: ignore[arg-type]
+            result[name] = revenue_by_category(kept, batch_catalog, views)
             continue
         below = [e for e in kept if e.offset < cut.get(e.partition, 0)]
         above = [e for e in kept if e.offset >= cut.get(e.partition, 0)]
         result[name] = add_rows(
-            revenue_by_category(below, catalog_for["batch"], views)
-            + revenue_by_category(above, catalog_for["speed"], views),
+            revenue_by_category(below, batch_catalog, views)
+            + revenue_by_category(above, speed_catalog, views),
             key=("window_start", "window_end", "category"),
             sums=("orders", "revenue"),
         )
     return result
+
+
+def _layer_catalogs(
+    catalog_for: Mapping[str, dict[int, str]] | dict[int, str], cutoff: Mapping[int, int] | None
+) -> tuple[dict[int, str], dict[int, str]]:
+    """(the batch run's, the speed lane's) catalog.
+
+    With a cutoff ``catalog_for`` names the two, without one it is the catalog of both;
+    the union's type cannot say which, so each case is cast.
+    """
+    if cutoff is None:
+        one = cast(dict[int, str], catalog_for)
+        return one, one
+    layers = cast(Mapping[str, dict[int, str]], catalog_for)
+    return layers["batch"], layers["speed"]

@@ -249,10 +249,10 @@ def conversions(events: list[Event], settings: ViewSettings | None = None) -> li
         if window is None:
             windows[start] = window = [0, 0]
         window[0] += 1
-        times = views.get((event.user_id, event.product_id))
-        if times:
-            i = bisect_left(times, p - lookback)
-            if i < len(times) and times[i] <= p:
+        viewed = views.get((event.user_id, event.product_id))
+        if viewed:
+            i = bisect_left(viewed, p - lookback)
+            if i < len(viewed) and viewed[i] <= p:
                 window[1] += 1
     return [
         {

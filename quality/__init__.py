@@ -8,6 +8,7 @@ from quality.checks import (
     build_suite,
     require,
     run_checks,
+    warm_up,
 )
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "build_suite",
     "require",
     "run_checks",
+    "warm_up",
 ]

@@ -9,8 +9,9 @@ DataFrame against it and condenses GX's result into a small :class:`CheckReport`
 GX is imported lazily, so importing this module stays cheap. One ephemeral GX context per
 process is built on first use (progress bars and analytics off) with one Spark data source;
 each table gets its own DataFrame asset, reused across calls. The DataFrame is passed in per
-call and never persisted by GX (callers that validate an expensive lineage should persist
-it themselves: one suite costs roughly one Spark job per expectation).
+call; one too big to check in memory is cached while GX runs its jobs (one suite costs
+roughly one Spark job per expectation) and released after. :func:`warm_up` builds all this
+on a thread ahead of time.
 Validations are serialised by a lock, since GX's data source keeps one active batch.
 
 Known GX 1.24 semantics worth remembering:
@@ -218,35 +219,55 @@ def build_suite(checks: TableChecks) -> gx.ExpectationSuite:
     Returns:
         A suite (not registered with any context) with one expectation per spec item.
     """
-    _context()
-    import great_expectations as gx
+    with _LOCK:  # GX needs a current context; threads share the process's one
+        _context()
+        import great_expectations as gx
 
-    expect = gx.expectations
-    suite = gx.ExpectationSuite(name=f"{checks.table}_checks")
-    for column in checks.not_null:
-        suite.add_expectation(expect.ExpectColumnValuesToNotBeNull(column=column))
-    if len(checks.unique_key) == 1:
-        suite.add_expectation(expect.ExpectColumnValuesToBeUnique(column=checks.unique_key[0]))
-    elif checks.unique_key:
-        suite.add_expectation(
-            expect.ExpectCompoundColumnsToBeUnique(column_list=list(checks.unique_key))
-        )
-    for column in checks.non_negative:
-        suite.add_expectation(expect.ExpectColumnValuesToBeBetween(column=column, min_value=0))
-    for column, expected in checks.column_sums.items():
-        bound = float(expected)  # GX types its bounds as floats and compares sums so
-        suite.add_expectation(
-            expect.ExpectColumnSumToBeBetween(column=column, min_value=bound, max_value=bound)
-        )
-    if checks.row_count is not None:
-        suite.add_expectation(expect.ExpectTableRowCountToEqual(value=checks.row_count))
-    for column, values in checks.allowed_values.items():
-        suite.add_expectation(
-            expect.ExpectColumnValuesToBeInSet(column=column, value_set=list(values))
-        )
-    for column, share in checks.null_at_least.items():
-        suite.add_expectation(expect.ExpectColumnValuesToBeNull(column=column, mostly=share))
-    return suite
+        expect = gx.expectations
+        suite = gx.ExpectationSuite(name=f"{checks.table}_checks")
+        for column in checks.not_null:
+            suite.add_expectation(expect.ExpectColumnValuesToNotBeNull(column=column))
+        if len(checks.unique_key) == 1:
+            suite.add_expectation(expect.ExpectColumnValuesToBeUnique(column=checks.unique_key[0]))
+        elif checks.unique_key:
+            suite.add_expectation(
+                expect.ExpectCompoundColumnsToBeUnique(column_list=list(checks.unique_key))
+            )
+        for column in checks.non_negative:
+            suite.add_expectation(expect.ExpectColumnValuesToBeBetween(column=column, min_value=0))
+        for column, expected in checks.column_sums.items():
+            bound = float(expected)  # GX types its bounds as floats and compares sums so
+            suite.add_expectation(
+                expect.ExpectColumnSumToBeBetween(column=column, min_value=bound, max_value=bound)
+            )
+        if checks.row_count is not None:
+            suite.add_expectation(expect.ExpectTableRowCountToEqual(value=checks.row_count))
+        for column, values in checks.allowed_values.items():
+            suite.add_expectation(
+                expect.ExpectColumnValuesToBeInSet(column=column, value_set=list(values))
+            )
+        for column, share in checks.null_at_least.items():
+            suite.add_expectation(expect.ExpectColumnValuesToBeNull(column=column, mostly=share))
+        return suite
+
+
+def warm_up() -> threading.Thread:
+    """Import GX and build its context and data sources on a thread of their own.
+
+    GX's first use costs about 12 s of Python in a fresh process; a batch run starts this
+    before computing its views, so the import overlaps the Spark jobs (which leave the
+    interpreter waiting on the JVM) instead of following them.
+    """
+
+    def prepare() -> None:
+        with _LOCK:
+            _context()
+            _pandas_datasource()
+            _datasource()
+
+    thread = threading.Thread(target=prepare, name="lk-gx-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 @functools.cache
@@ -418,7 +439,8 @@ def run_checks(df: DataFrame, checks: TableChecks) -> CheckReport:
     expectation fails is it re-run to collect a few sample offending values.
 
     Args:
-        df: The DataFrame to validate (not persisted or otherwise modified).
+        df: The DataFrame to validate (not modified; cached for GX's jobs only while it
+            runs them, when it is too big to check in memory).
         checks: The declarative spec.
 
     Returns:
@@ -427,7 +449,24 @@ def run_checks(df: DataFrame, checks: TableChecks) -> CheckReport:
     suite = build_suite(checks)
     if not suite.expectations:
         return CheckReport(table=checks.table, success=True, evaluated=0)
+    from pyspark.sql import DataFrame
+
     data = _in_memory(df, checks)
+    cached = isinstance(data, DataFrame)
+    if cached:
+        data = data.persist()  # GX runs about one job per expectation over it
+    try:
+        with _LOCK:  # GX's context and data sources are shared by the process's threads
+            return _report(data, checks, suite)
+    finally:
+        if cached:
+            data.unpersist()
+
+
+def _report(
+    data: DataFrame | pd.DataFrame, checks: TableChecks, suite: gx.ExpectationSuite
+) -> CheckReport:
+    """GX's validation of ``data``, condensed; failing column values sampled again."""
     validation = _validate(data, checks.table, suite, _RESULT_FORMAT)
     failed = [
         r for r in validation.results if not r.success and not _is_empty_sum_of_zero(r, checks)

@@ -17,10 +17,11 @@ import pickle
 import queue
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import suppress
 from itertools import islice
 from multiprocessing.connection import Connection
+from multiprocessing.context import ForkContext, SpawnContext
 from multiprocessing.process import BaseProcess
 from typing import Any
 
@@ -37,10 +38,14 @@ def iterate_ahead(
     *,
     chunk: int = 1_000,
     depth: int = 64,
-) -> Iterator[Any]:
+) -> Generator[Any]:
     """The items of ``factory(*args)``, computed in a child process started now."""
     methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    context: ForkContext | SpawnContext = (
+        multiprocessing.get_context("fork")
+        if "fork" in methods
+        else multiprocessing.get_context("spawn")
+    )
     receiver, sender = context.Pipe(duplex=False)
     if hasattr(fcntl, "F_SETPIPE_SZ"):
         with suppress(OSError):
@@ -74,7 +79,7 @@ def _child(factory: Factory, args: tuple, pipe: Connection, chunk: int) -> None:
 
 def _drain(
     process: BaseProcess, pipe: Connection, depth: int, on_done: Callable[[Any], None]
-) -> Iterator[Any]:
+) -> Generator[Any]:
     chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 

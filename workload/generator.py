@@ -69,10 +69,14 @@ class WorkloadSpec:
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """One Kafka record in send order. ``value`` None is a catalog tombstone."""
+    """One Kafka record in send order.
+
+    ``value`` None is a catalog tombstone; ``key`` None (a replayed row without its key
+    field) lets the producer pick the partition.
+    """
 
     topic: Literal["events", "catalog"]
-    key: bytes
+    key: bytes | None
     value: bytes | None
     kind: str = "event"
     #: the Kafka record timestamp to send (ms since the epoch); None: the broker's clock

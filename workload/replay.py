@@ -196,7 +196,8 @@ def _format_time(value: datetime | date, contract: EventContract) -> str:
         return value.isoformat()
     text = value.strftime(strptime_format(contract.time_format))
     if "SSS" in contract.time_format and "SSSSSS" not in contract.time_format:
-        text = text.replace(f"{value.microsecond:06d}", f"{value.microsecond // 1000:03d}", 1)
+        micro = value.microsecond if isinstance(value, datetime) else 0  # a date: midnight
+        text = text.replace(f"{micro:06d}", f"{micro // 1000:03d}", 1)
     return text
 
 
@@ -478,7 +479,7 @@ def replay_records(
     if ahead:
         options = (path, contract, kind, keep_file_order, run_rows, renames)
         items = iterate_ahead(_in_child, options, stats.take)
-        return (Record("events", key, value, label) for key, value, label in items)  # type: ignore[arg-type]
+        return (Record("events", key, value, label) for key, value, label in items)
     return _records(path, contract, stats, kind, keep_file_order, speedup, run_rows, renames)
 
 
@@ -489,7 +490,7 @@ def _in_child(
     keep_file_order: bool,
     run_rows: int,
     renames: dict[str, str],
-) -> tuple[Iterator[tuple[bytes | None, bytes, str]], Callable[[], ReplayStats]]:
+) -> tuple[Iterator[tuple[bytes | None, bytes | None, str]], Callable[[], ReplayStats]]:
     """The child process's half of an ``ahead`` replay: plain tuples, and the stats."""
     stats = ReplayStats()
     records = _records(path, contract, stats, kind, keep_file_order, None, run_rows, renames)
@@ -541,11 +542,10 @@ def _records(
     ordered = encoded() if keep_file_order else in_time_order(encoded(), run_rows)
     started, origin, clock = time.monotonic(), None, None
     for moment, _line, key, value, problem in ordered:
-        if speedup and moment != missing:
-            seconds = time_key.seconds(moment)
+        if speedup and (seconds := time_key.seconds(moment)) is not None:  # None: missing
             clock = seconds if clock is None else max(clock, seconds)
             origin = clock if origin is None else origin
             wait = started + (clock - origin) / speedup - time.monotonic()
             if wait > 0:
                 time.sleep(wait)
-        yield Record("events", key, value, "misfit" if problem else "event")  # type: ignore[arg-type]
+        yield Record("events", key, value, "misfit" if problem else "event")

@@ -8,6 +8,7 @@ Where the kill landed is read back from the tables the run writes.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 from batch_layer import runs
 from batch_layer.job import run_batch
@@ -15,6 +16,7 @@ from chaos.bench import Bench, lane_dir, rng_for
 from chaos.procs import WAIT_S, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
+from config.settings import Settings
 from designs.platform import build
 from lake import storage
 from lake.tables import Tables
@@ -23,22 +25,31 @@ NAME = "batch_sigkill"
 PHASES = ("landing", "computing", "validating", "publishing")
 
 
-def _runs_seen(bench: Bench, settings) -> set[str]:
+class _Before(NamedTuple):
+    """What storage held before the kill: the published run, the versions, the run folders."""
+
+    run: str
+    runs_log: int | None
+    bronze: int | None
+    folders: set[str]
+
+
+def _runs_seen(bench: Bench, settings: Settings) -> set[str]:
     folder = lane_dir(settings, "lambda", "batch")
     return {p.name for p in folder.iterdir()} if folder.exists() else set()
 
 
-def _phase(bench: Bench, settings, before: dict) -> str:
+def _phase(bench: Bench, settings: Settings, before: _Before) -> str:
     """Where the run was when it died, from what it left on storage."""
     tables = Tables.of(settings)
     published = runs.latest_published(bench.spark, tables)
-    if published and published.run_id != before["run"]:
+    if published and published.run_id != before.run:
         return "after publishing"
-    if storage.delta_version(bench.spark, tables.batch_runs) != before["runs_log"]:
+    if storage.delta_version(bench.spark, tables.batch_runs) != before.runs_log:
         return "validating or publishing"
-    if _runs_seen(bench, settings) - before["folders"]:
+    if _runs_seen(bench, settings) - before.folders:
         return "computing"
-    if storage.delta_version(bench.spark, tables.bronze) != before["bronze"]:
+    if storage.delta_version(bench.spark, tables.bronze) != before.bronze:
         return "landing"
     return "starting"
 
@@ -55,25 +66,25 @@ def run(bench: Bench, seed: int) -> Outcome:
     bench.produce(settings, records[:split])
     first = run_batch(bench.spark, settings, build(settings).registry).run
     bench.produce(settings, records[split:])
-    before = {
-        "run": first.run_id,
-        "runs_log": storage.delta_version(bench.spark, tables.batch_runs),
-        "bronze": storage.delta_version(bench.spark, tables.bronze),
-        "folders": _runs_seen(bench, settings),
-    }
+    before = _Before(
+        run=first.run_id,
+        runs_log=storage.delta_version(bench.spark, tables.batch_runs),
+        bronze=storage.delta_version(bench.spark, tables.bronze),
+        folders=_runs_seen(bench, settings),
+    )
     target = rng.choice(PHASES)
     batch = LkProcess(settings, ["batch"], bench.folder)
     try:
         if target == "landing":
             wait_for(
-                lambda: storage.delta_version(None, tables.bronze) != before["bronze"],
+                lambda: storage.delta_version(None, tables.bronze) != before.bronze,
                 "a bronze commit",
                 WAIT_S,
                 batch,
             )
         elif target == "computing":
             wait_for(
-                lambda: bool(_runs_seen(bench, settings) - before["folders"]),
+                lambda: bool(_runs_seen(bench, settings) - before.folders),
                 "a run folder",
                 WAIT_S,
                 batch,
@@ -81,7 +92,7 @@ def run(bench: Bench, seed: int) -> Outcome:
             time.sleep(rng.uniform(0.0, 2.0))
         else:
             wait_for(
-                lambda: storage.delta_version(None, tables.batch_runs) != before["runs_log"],
+                lambda: storage.delta_version(None, tables.batch_runs) != before.runs_log,
                 "a computed run",
                 WAIT_S,
                 batch,

@@ -10,7 +10,9 @@ outage always outlasts them: what is tested is the lane's own restart, not luck 
 from __future__ import annotations
 
 import json
+import random
 import time
+from collections.abc import Callable
 
 from chaos.bench import Bench, checkpoint_ids, in_slices, lane_dir, rng_for
 from chaos.ledger import count_back
@@ -74,7 +76,13 @@ def produced(settings: Settings) -> int:
         return 0
 
 
-def produce_through(bench: Bench, settings: Settings, seed: int, kill, name: str) -> Outcome:
+def produce_through(
+    bench: Bench,
+    settings: Settings,
+    seed: int,
+    kill: Callable[[Settings, random.Random], str],
+    name: str,
+) -> Outcome:
     """``lk produce`` a workload while ``kill(settings, rng)`` does harm; count it all back."""
     rng = rng_for(seed, name)
     started = time.perf_counter()
@@ -106,7 +114,7 @@ def produce_through(bench: Bench, settings: Settings, seed: int, kill, name: str
     return outcome
 
 
-def _restart_single(settings: Settings, rng) -> str:
+def _restart_single(settings: Settings, rng: random.Random) -> str:
     down_s = rng.uniform(1.0, 6.0)
     pid = kafka_broker.kill_node(settings, 1)
     time.sleep(down_s)

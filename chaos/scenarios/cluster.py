@@ -6,6 +6,7 @@ lost, and every record is counted back from the topics one by one.
 
 from __future__ import annotations
 
+import random
 from uuid import uuid4
 
 from chaos.bench import Bench
@@ -19,7 +20,7 @@ from infra.local import local_broker
 NAME = "cluster_node_kill"
 
 
-def _kill_one(settings: Settings, rng) -> str:
+def _kill_one(settings: Settings, rng: random.Random) -> str:
     node = rng.choice(kafka_broker.nodes(settings))
     pid = kafka_broker.kill_node(settings, node)
     return f"node {node} (pid {pid}) of 3 killed, left down"

@@ -15,7 +15,7 @@ from chaos.bench import Bench, lane_dir, rng_for
 from chaos.procs import WAIT_S, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import ViewCheck, check_served
-from config.settings import with_sections
+from config.settings import Settings, with_sections
 from designs.kappa import reprocess as kappa
 from designs.kappa.versions import (
     existing_versions,
@@ -31,7 +31,7 @@ NAME = "kappa_sigkill"
 MOMENTS = ("mid-replay", "after-switch")
 
 
-def _served_as_its_version(bench: Bench, settings) -> tuple[int | None, ViewCheck]:
+def _served_as_its_version(bench: Bench, settings: Settings) -> tuple[int | None, ViewCheck]:
     version = serving_version(bench.spark, Tables.of(settings))
     assert version is not None
     frozen = version_settings(settings, open_version(bench.spark, settings, version))

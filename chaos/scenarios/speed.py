@@ -9,7 +9,9 @@ stays a black box; where the kill actually landed is read back from the same fil
 
 from __future__ import annotations
 
+import random
 import time
+from pathlib import Path
 
 from batch_layer import runs
 from batch_layer.job import run_batch
@@ -17,6 +19,7 @@ from chaos.bench import Bench, checkpoint_ids, in_slices, lane_dir, rng_for
 from chaos.procs import WAIT_S, ChaosError, LkProcess, wait_for
 from chaos.results import Outcome
 from chaos.verify import check_served
+from config.settings import Settings
 from designs.lambda_arch import LAMBDA_LANE
 from designs.platform import build
 from lake.tables import Tables
@@ -25,11 +28,18 @@ NAME = "speed_sigkill"
 MOMENTS = ("first-micro-batch", "inside", "between", "rebase")
 
 
-def _planned_uncommitted(checkpoint) -> set[int]:
+def _planned_uncommitted(checkpoint: Path) -> set[int]:
     return checkpoint_ids(checkpoint, "offsets") - checkpoint_ids(checkpoint, "commits")
 
 
-def _kill_at(moment: str, speed: LkProcess, bench: Bench, settings, rng, checkpoint) -> str:
+def _kill_at(
+    moment: str,
+    speed: LkProcess,
+    bench: Bench,
+    settings: Settings,
+    rng: random.Random,
+    checkpoint: Path,
+) -> str:
     """Wait for ``moment``, SIGKILL the speed layer, and say where the kill landed."""
     if moment == "first-micro-batch":
         wait_for(

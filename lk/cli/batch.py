@@ -47,5 +47,6 @@ def batch_command(
     table.add_row(
         "checks", ", ".join(f"{r.table}: {'ok' if r.success else 'FAILED'}" for r in result.checks)
     )
+    assert run.finished_at is not None  # run_batch returns a computed or published run
     table.add_row("seconds", f"{(run.finished_at - run.started_at).total_seconds():.1f}")
     console.print(table)

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -17,6 +16,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from typer._click import Context  # typer vendors click: its Context is what the group gets
 from typer.core import TyperGroup
 
 from config.errors import LkError
@@ -56,7 +56,7 @@ class Commands(TyperGroup):
     keeps its traceback.
     """
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Context) -> Any:
         """Run the command; map the platform's errors."""
         try:
             return super().invoke(ctx)

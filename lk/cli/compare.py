@@ -84,6 +84,14 @@ def compare_command(
         str | None, Opt(help="History lengths for time to serve new logic, e.g. 250000,500000.")
     ] = None,
     first: Annotated[str, Opt(help="The design that runs first: lambda or kappa.")] = "lambda",
+    floor: Annotated[
+        bool,
+        Opt(
+            "--floor/--no-floor",
+            help="Also run the views floor (read, decode, de-duplicate, compute the views, "
+            "one commit) over the same workload: the least any design pays on this machine.",
+        ),
+    ] = True,
     history: Annotated[
         Path | None,
         Opt(
@@ -155,6 +163,7 @@ def compare_command(
         sustainable_trials=sustainable_trials,
         sustainable_seconds=sustainable_seconds,
         scaling=tuple(int(n) for n in scaling.split(",")) if scaling else (),
+        floor=floor,
         order=(first, *(design for design in DESIGNS if design != first)),
     )
     config = settings()

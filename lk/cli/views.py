@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, TypedDict
 
 import typer
 
 from lk.cli.common import console, platform
 
 Opt = typer.Option
+
+
+class _Row(TypedDict):
+    """One view as ``lk views`` lists it (a table row, or an object of the JSON)."""
+
+    name: str
+    keys: list[str]
+    window: str
+    merge_rule: str
+    defined_in: str
 
 
 def views_command(
@@ -23,7 +33,7 @@ def views_command(
 
     built = platform()
     view_settings = built.settings.views
-    rows = [
+    rows: list[_Row] = [
         {
             "name": view.name,
             "keys": list(view.key),

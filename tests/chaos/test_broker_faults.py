@@ -1,4 +1,9 @@
-"""Broker faults: a restart under lk produce, a node of three killed at full rate."""
+"""Broker faults: a restart under lk produce, a node of three killed at full rate.
+
+The scenarios that run Spark processes for minutes (2-5 each) are marked ``scenario``:
+``make scenarios`` and ``lk chaos`` run them, CI does not (the SIGKILLs they cover are also
+tested in tests/speed_layer/test_crash_recovery.py, tests/batch_layer/test_batch_job.py
+and tests/designs/kappa/test_reprocess_routes.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ def test_one_node_of_three_killed_under_produce_loses_no_acknowledged_record(ben
     assert outcome.notes[0] == "RF 3, min.insync.replicas 2"
 
 
+@pytest.mark.scenario
 def test_broker_restart_under_the_speed_layer_needs_no_operator(bench) -> None:
     outcome = broker.run_speed(bench, SEED)
     assert_clean(outcome)

@@ -1,4 +1,9 @@
-"""Retention under a lagging lane, and the HTTP API under load with bad queries."""
+"""Retention under a lagging lane, and the HTTP API under load with bad queries.
+
+The scenarios that run Spark processes for minutes (2-5 each) are marked ``scenario``:
+``make scenarios`` and ``lk chaos`` run them, CI does not (the SIGKILLs they cover are also
+tested in tests/speed_layer/test_crash_recovery.py, tests/batch_layer/test_batch_job.py
+and tests/designs/kappa/test_reprocess_routes.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ def test_retention_past_a_lagging_lane_is_named_and_kappa_refuses(bench) -> None
     assert any(n.startswith("Kappa refused") for n in outcome.notes)
 
 
+@pytest.mark.scenario
 def test_api_under_load_with_bad_queries_has_no_5xx_and_flat_memory(bench) -> None:
     outcome = api.run(bench, SEED, requests=1_500)
     assert_clean(outcome)  # no 5xx, every good query 200, no bad one accepted, RSS flat

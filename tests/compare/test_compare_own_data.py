@@ -4,6 +4,8 @@ The expected events per window are counted here with the csv module over the exa
 file (its contract's checks and its one extra rule written out by hand), never by the
 platform; the probes the comparison adds are subtracted from what was served, by their
 marker.
+
+About 5-9 minutes (both designs, each in a Spark process of its own): marker ``scenario``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from compare.run import run_compare
 from config.settings import Settings, load_settings
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.scenario]
 EXAMPLE = REPO / "examples" / "sensors"
 FILE = EXAMPLE / "readings.csv"
 FAMILIES = (

@@ -31,10 +31,10 @@ FAMILIES = (
 )
 
 
-def small(late_fraction: float) -> CompareOptions:
+def small(late_fraction: float, floor: bool) -> CompareOptions:
     return CompareOptions(
         events=2_000, rate=50, live_seconds=20, late_fraction=late_fraction, warmup_s=5,
-        lateness_values=("30 seconds", "2 minutes", "10 minutes"),
+        lateness_values=("30 seconds", "2 minutes", "10 minutes"), floor=floor,
     )  # fmt: skip
 
 
@@ -42,8 +42,8 @@ def small(late_fraction: float) -> CompareOptions:
 def test_compare_measures_every_family_and_the_verdict_follows_the_numbers(
     kafka_settings: Settings, tmp_path: Path
 ) -> None:
-    on_time = run_compare(kafka_settings, small(0.0), tmp_path / "on_time")
-    late = run_compare(kafka_settings, small(0.3), tmp_path / "late")
+    on_time = run_compare(kafka_settings, small(0.0, floor=True), tmp_path / "on_time")
+    late = run_compare(kafka_settings, small(0.3, floor=False), tmp_path / "late")
     for results in (on_time, late):
         assert results["designs"] == ["lambda", "kappa"]
         for run in results["runs"]:
@@ -61,6 +61,13 @@ def test_compare_measures_every_family_and_the_verdict_follows_the_numbers(
         }
         for name in ("results.json", "summary.md", "report.html"):
             assert (tmp_path / ("on_time" if results is on_time else "late") / name).exists()
+    # the views floor ran over the same workload: every probe it was sent became visible
+    floor = on_time["floor"]
+    assert floor["measured"] and floor["freshness_p50_s"]["n"] == 1
+    assert floor["probes_never_seen"] == 0
+    assert set(floor["times_the_floor"]) == {"lambda", "kappa"}
+    assert any(s.startswith("Against the views floor") for s in on_time["headline"])
+    assert late["floor"]["measured"] is False
     # no late events: nobody loses any; 30 % late by up to 15 minutes: Kappa's live lane
     # leaves some out at 30 s of allowed lateness, Lambda's batch absorbs them
     quiet = [s for s in on_time["verdict"] if s.startswith("Late data")]

@@ -94,3 +94,19 @@ def test_an_invalid_run_says_so_first_and_a_run_without_winners_says_that() -> N
         r["kappa"] = r["lambda"]
     even["late_data"]["kappa"] = even["late_data"]["lambda"]
     assert headline(even) == ["No figure separates the two designs in this run: see the tables."]
+
+
+def test_a_run_that_never_settled_says_its_freshness_is_start_up() -> None:
+    figures = results()
+    kappa_run = next(r for r in figures["runs"] if r["design"] == "kappa")
+    kappa_run["live"]["steadiness"] = {
+        "steady": False,
+        "why_not": ["8 micro-batches, too few to show a trend (at least 10)"],
+    }
+    lines = headline(figures)
+    assert lines[2] == (
+        "Start-up: the freshness figures describe start-up, not steady state (kappa: "
+        "8 micro-batches, too few to show a trend (at least 10)); a longer live phase "
+        "(--live-seconds) measures the designs at work."
+    )
+    assert lines[:2] + lines[3:] == SAMPLE

@@ -2,9 +2,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from config.settings import ConfigError, load_settings, parse_duration
+from config.settings import ConfigError, load_settings, parse_duration, with_sections
 from lk.cli.app import app
 
 pytestmark = pytest.mark.unit
@@ -58,3 +59,10 @@ def test_the_example_config_is_valid_and_documents_every_stream_knob():
     settings = load_settings(str(example))
     assert settings.mode == "lambda"
     assert settings.stream == load_settings(None).stream
+
+
+def test_with_sections_validates_what_it_changes() -> None:
+    changed = with_sections(load_settings(), spark={"class_archive_dir": "/tmp/cds"})
+    assert changed.spark.class_archive_dir == Path("/tmp/cds")
+    with pytest.raises(ValidationError):
+        with_sections(load_settings(), kafka={"events_partitions": "many"})

@@ -132,3 +132,31 @@ def test_a_parquet_file_replays_with_typed_values_and_row_numbers(tmp_path):
     assert stats.misfit_lines == [(2, "missing_field:at")]
     assert [orjson.loads(r.value)["id"] for r in records] == ["b", "c", "a"]
     assert orjson.loads(records[-1].value)["at"] == "2026-01-01 00:00:02"
+
+
+def test_a_date_value_takes_a_millisecond_time_format():
+    """A Parquet date column (a ``date``, not a ``datetime``) under a format with ``SSS``:
+    midnight with zero milliseconds, not an AttributeError on ``microsecond``."""
+    from datetime import date
+
+    contract = EventContract(
+        fields=parse_ddl("id STRING, at TIMESTAMP"), id_field="id", time_field="at",
+        time_format="yyyy-MM-dd HH:mm:ss.SSS",
+    )  # fmt: skip
+    _, _, _, value, problem = RowEncoder(contract).encode(1, {"id": "a", "at": date(2026, 1, 2)})
+    assert problem is None
+    assert orjson.loads(value)["at"] == "2026-01-02 00:00:00.000"
+
+
+def test_a_paced_replay_sends_what_an_unpaced_one_does(tmp_path):
+    """``--speedup`` only waits: rows without a valid time are sent unpaced, not refused."""
+    csv_file = tmp_path / "events.csv"
+    csv_file.write_text(
+        "id,n,x,at,ok\n"
+        "a,1,0.5,2026-01-01 00:00:01,true\n"
+        "b,2,0.5,never,true\n"
+        "c,3,0.5,2026-01-01 00:00:02,false\n"
+    )
+    unpaced = list(replay_records(csv_file, CONTRACT, ReplayStats()))
+    paced = list(replay_records(csv_file, CONTRACT, ReplayStats(), speedup=1000.0))
+    assert paced == unpaced and [r.kind for r in paced] == ["misfit", "event", "event"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import functions as F
 
-from benchmarks.floor import start_floor
+from compare.floor import start_floor
 from config.settings import Settings
 from oracle import consume_all, decode, dedup
 from tests.support.delta import commits, files_added_per_part
