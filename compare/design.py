@@ -24,7 +24,13 @@ import oracle
 from compare.called import CalledFunctions
 from compare.correctness import compare_rows, keyed
 from compare.expected import OracleLog, full_views, late_by_contract
-from compare.metrics import freshness, handoff, window_delays, windows_over_time
+from compare.metrics import (
+    alert_figures,
+    freshness,
+    handoff,
+    window_delays,
+    windows_over_time,
+)
 from compare.options import CompareOptions
 from compare.steadiness import state_horizons, steadiness
 from compare.watch import REVENUE, Look, Served, Watcher, shop_look
@@ -35,6 +41,7 @@ from measure.generator import SteadyGenerator, SteadyPlan
 from measure.live import PROBE_BASE
 from measure.machine import bytes_kept, local_dir
 from oracle.served import served_views
+from serving_layer.alerts import read_records
 from speed_layer import progress
 from speed_layer.lane import find_lane, lane_root
 from speed_layer.metrics import dedup_outcome, processed_offsets, read_metrics
@@ -500,6 +507,9 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
             "per_window": over_time["windows"],
         }
         result["handoff"] = handoff(quantities, probes, excluded, straddling)
+        told = read_records(settings)
+        bursts = settings.views.burst_window
+        result["alerts"] = {"live": alert_figures(told, log.unique, bursts, schedule.started_at)}
         result["correctness"] = {"end_of_live": live_check}
         fresh = result["freshness"]["processing_time_s"] or {}
         say(
@@ -513,6 +523,11 @@ def _scenario(job: dict[str, Any], called: CalledFunctions) -> dict[str, Any]:
         platform2, result["new_logic"] = new_logic(spark, settings, opts.change, disk, offsets)
         after, _, batches2, cutoff2 = check(spark, platform2, log)
         result["correctness"]["after_change"] = after
+        seen_until = max((r.offset for r in told), default=-1)
+        changed_told = [r for r in read_records(settings) if r.offset > seen_until]
+        result["alerts"]["after_change"] = alert_figures(
+            changed_told, log.unique, platform2.settings.views.burst_window, float("inf")
+        )  # no delay: what the change publishes is a recompute, not a fresh burst
         say(
             "correctness",
             message=f"after the change: {after['unexplained']} unexplained differences",

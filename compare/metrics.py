@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from measure.stats import summary
+from oracle.records import Event
+from serving_layer.alerts import OPEN, AlertRecord
+from serving_layer.snapshot import parse_timestamp
 
 
 def epoch(moment: datetime) -> float:
@@ -150,4 +154,35 @@ def handoff(
         "probes_in_the_micro_batch_at_the_cutoff": at_cutoff["probes"],
         "double_at_cutoff": at_cutoff["double"],
         "missed_at_cutoff": at_cutoff["missed"],
+    }
+
+
+def alert_figures(
+    records: Sequence[AlertRecord],
+    events: Iterable[Event],
+    window: timedelta,
+    since: float,
+) -> dict[str, Any]:
+    """Alerts published (``open``) and retracted, and how long an alert took to show.
+
+    An alert's delay runs from the log append of the last purchase in its burst's interval
+    ``[burst_at - window, burst_at]`` (the one that completed it in the log) to the
+    alert's own append in the alerts topic; it is counted for the bursts completed at or
+    after ``since`` (epoch s: the live phase, not the history a first run served whole).
+    """
+    appended: dict[int, list[tuple[datetime, float]]] = defaultdict(list)
+    for event in events:
+        if event.event_type == "purchase" and event.append_time is not None:
+            appended[event.user_id].append((event.event_time, epoch(event.append_time)))
+    opened = [r for r in records if r.alert.status == OPEN]
+    delays = []
+    for record in opened:
+        at = parse_timestamp(record.alert.burst_at)
+        inside = [t for when, t in appended[record.alert.user_id] if at - window <= when <= at]
+        if inside and max(inside) >= since:
+            delays.append(record.appended_ms / 1000 - max(inside))
+    return {
+        "published": len(opened),
+        "retracted": len(records) - len(opened),
+        "delay_s": summary(delays),
     }

@@ -44,7 +44,11 @@ def design_settings(
     label = f"{name or design}_{seed}_{datetime.now(UTC).strftime('%H%M%S')}"
     settings = with_sections(
         base,
-        kafka={"events_topic": f"events_{label}", "catalog_topic": f"catalog_{label}"},
+        kafka={
+            "events_topic": f"events_{label}",
+            "catalog_topic": f"catalog_{label}",
+            "alerts_topic": f"alerts_{label}",
+        },
         storage={"root": str(work / label)},
     )
     return settings.model_copy(update={"mode": design})

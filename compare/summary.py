@@ -10,8 +10,9 @@ from compare.options import CompareOptions
 from compare.verdict import verdict
 from measure.stats import median_spread
 
-#: (name, unit, lower is better, how to read it from one run: NaN when not measured)
-METRICS: list[tuple[str, str, bool, Callable[[dict], float]]] = [
+#: (name, unit, lower is better (None: a count no design wins), how to read it from one run:
+#: NaN when not measured)
+METRICS: list[tuple[str, str, bool | None, Callable[[dict], float]]] = [
     (
         "freshness p50 (ack -> visible)",
         "s",
@@ -65,6 +66,32 @@ METRICS: list[tuple[str, str, bool, Callable[[dict], float]]] = [
         "probes",
         True,
         lambda r: _get(r, "handoff", "counted_twice_or_more") + _get(r, "handoff", "missed"),
+    ),
+    (
+        "alerts published, end of live",
+        "alerts",
+        None,
+        lambda r: _get(r, "alerts", "live", "published"),
+    ),
+    (
+        "alerts retracted",
+        "alerts",
+        True,
+        lambda r: (
+            _get(r, "alerts", "live", "retracted") + _get(r, "alerts", "after_change", "retracted")
+        ),
+    ),
+    (
+        "alert delay p50 (last purchase -> alert)",
+        "s",
+        True,
+        lambda r: _get(r, "alerts", "live", "delay_s", "p50"),
+    ),
+    (
+        "alert delay p99 (last purchase -> alert)",
+        "s",
+        True,
+        lambda r: _get(r, "alerts", "live", "delay_s", "p99"),
     ),
     ("time to serve new logic", "s", True, lambda r: _get(r, "new_logic", "seconds")),
     ("new logic throughput", "records/s", False, lambda r: _get(r, "new_logic", "events_per_s")),

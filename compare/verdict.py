@@ -13,9 +13,12 @@ MARGIN = 0.2
 
 
 def axis(row: dict[str, Any], a: str, b: str) -> str | None:
-    """One sentence on one metric, or None when it was not measured for both."""
+    """One sentence on one metric, or None: not measured for both, or a count no one wins.
+
+    A count no design wins (alerts published) has ``lower_is_better`` None.
+    """
     x, y = row.get(a), row.get(b)
-    if not x or not y:
+    if not x or not y or row["lower_is_better"] is None:
         return None
     name, unit, lower = row["metric"], row["unit"], row["lower_is_better"]
     mx, my = x["median"], y["median"]

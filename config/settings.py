@@ -91,6 +91,16 @@ class KafkaSettings(_Section):
     bootstrap_servers: str = "127.0.0.1:9092"
     events_topic: str = "events"
     catalog_topic: str = "catalog"
+    alerts_topic: str = Field(
+        "alerts",
+        description="compacted; purchase_bursts' alerts, one record per burst and change "
+        "(docs/semantics.md, 'Alerts')",
+    )
+    alerts_every: Duration = Field(
+        timedelta(seconds=10),
+        description="a streaming lane publishes alerts at most this often (and when it stops); "
+        "a batch run and a Kappa switch publish at once",
+    )
     events_partitions: int = Field(4, ge=1)
     catalog_partitions: int = Field(1, ge=1)
     events_retention_ms: int = Field(-1, ge=-1, description="-1 keeps the log for good")

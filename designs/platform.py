@@ -24,6 +24,7 @@ from event_log.configured import load_contract
 from event_log.contract import EventContract
 from lake.source import ServingSource
 from lake.tables import Tables
+from serving_layer.alerts import Published
 from serving_layer.read import read_view
 from serving_layer.refresh import Refresher
 from speed_layer.stream import LaneRun
@@ -79,6 +80,10 @@ class Design(Protocol):
 
     def design_status(self, spark: SparkSession) -> dict[str, Any]:
         """What only this design has to report."""
+        ...
+
+    def publish_alerts(self, spark: SparkSession) -> Published | None:
+        """Make the alerts topic say which bursts are served now (``serving_layer.alerts``)."""
         ...
 
 
@@ -180,6 +185,14 @@ class Platform:
     def design_status(self, spark: SparkSession) -> dict[str, Any]:
         """What only this design has to report (Kappa: the versions and the pointer)."""
         return self.design.design_status(spark)
+
+    def publish_alerts(self, spark: SparkSession) -> Published | None:
+        """Make the alerts topic say which bursts are served now, each one exactly once.
+
+        The streaming job, a batch run and a Kappa switch call it themselves; ``lk batch``
+        and the Airflow batch task call it after publishing a run (docs/semantics.md).
+        """
+        return self.design.publish_alerts(spark)
 
 
 def build(settings: Settings, registry: ViewRegistry | None = None) -> Platform:

@@ -24,8 +24,18 @@ CATALOG_CONFIGS = {
 }
 
 
+#: The alerts topic: compacted (the latest value per burst is its state), but every record
+#: stays readable for an hour first, so a reader that keeps up sees each open and retraction;
+#: stamped by the broker when appended (an alert's delay is measured from that stamp).
+ALERTS_CONFIGS = {
+    "cleanup.policy": "compact",
+    "min.compaction.lag.ms": "3600000",
+    "message.timestamp.type": "LogAppendTime",
+}
+
+
 def topic_specs(settings: Settings) -> dict[str, dict]:
-    """The events and catalog topics as kafka-python ``create_topics`` dict specs."""
+    """The events, catalog and alerts topics as kafka-python ``create_topics`` dict specs."""
     kafka = settings.kafka
     durability = {"min.insync.replicas": str(kafka.min_insync_replicas)}
     return {
@@ -44,6 +54,11 @@ def topic_specs(settings: Settings) -> dict[str, dict]:
             "replication_factor": kafka.replication_factor,
             "configs": {**CATALOG_CONFIGS, **durability},
         },
+        kafka.alerts_topic: {
+            "num_partitions": 1,
+            "replication_factor": kafka.replication_factor,
+            "configs": {**ALERTS_CONFIGS, **durability},
+        },
     }
 
 
@@ -58,7 +73,7 @@ def admin_client(settings: Settings) -> Iterator[KafkaAdminClient]:
 
 
 def ensure_topics(settings: Settings) -> list[str]:
-    """Create the events and catalog topics if they are missing.
+    """Create the events, catalog and alerts topics if they are missing.
 
     Existing topics are left as they are (a partition-count mismatch is logged).
 

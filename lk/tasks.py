@@ -78,7 +78,10 @@ def batch_run(force: bool = False) -> dict[str, Any]:
     from designs.platform import build
 
     settings = load_settings()
-    result = run_batch(_session(settings, "batch"), settings, build(settings).registry, force=force)
+    spark, platform = _session(settings, "batch"), build(settings)
+    result = run_batch(spark, settings, platform.registry, force=force)
+    if not result.skipped:
+        platform.publish_alerts(spark)
     return {**result.run.as_dict(), "skipped": result.skipped}
 
 
@@ -129,14 +132,16 @@ def batch_validate(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def batch_publish(validated: dict[str, Any]) -> dict[str, Any]:
-    """Publish a validated run: one append to the runs log; readers switch to it."""
+    """Publish a validated run: one append to the runs log; readers switch to it; alerts."""
     from batch_layer.job import publish_run
+    from designs.platform import build
 
     if validated["skipped"]:
         return {"run_id": validated["run_id"], "published": False, "detail": "log unchanged"}
     settings = load_settings()
     spark = _session(settings, "batch-publish")
     run = publish_run(spark, settings, _computed_run(spark, settings, validated["run_id"]))
+    build(settings).publish_alerts(spark)
     return {**run.as_dict(), "published": True}
 
 

@@ -67,7 +67,11 @@ def fresh_topics(kafka_settings: Settings, **kafka: object) -> Settings:
     from event_log.topics import ensure_topics
 
     suffix = uuid4().hex[:10]
-    fields = {"events_topic": f"events_{suffix}", "catalog_topic": f"catalog_{suffix}"}
+    fields = {
+        "events_topic": f"events_{suffix}",
+        "catalog_topic": f"catalog_{suffix}",
+        "alerts_topic": f"alerts_{suffix}",
+    }
     settings = with_sections(
         kafka_settings,
         kafka={**fields, **kafka},

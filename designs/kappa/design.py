@@ -16,10 +16,12 @@ from designs.kappa.versions import (
     lane_name,
     open_version,
     pointer_path,
+    publish_alerts,
     serving_version,
 )
 from lake.source import ServingSource, ViewNotReadyError
 from lake.tables import Tables
+from serving_layer.alerts import Cadence, Published
 from speed_layer.stream import LaneRun
 from views.registry import ViewRegistry
 
@@ -66,16 +68,29 @@ class KappaDesign:
         until_caught_up: bool,
         on_progress: Callable[[dict], None] | None = None,
     ) -> LaneRun:
-        """The serving version's lane, with the view settings frozen into it."""
+        """The serving version's lane, with the view settings frozen into it.
+
+        It publishes alerts after its commits (every ``kafka.alerts_every`` at most) and
+        when it stops.
+        """
         lane = open_version(spark, self.settings, self._serving(spark))
-        return run_version(
+        cadence = Cadence(
+            lambda: self.publish_alerts(spark), self.settings.kafka.alerts_every.total_seconds()
+        )
+        run = run_version(
             spark,
             self.settings,
             lane,
             self.registry,
             until_caught_up=until_caught_up,
-            on_progress=on_progress,
+            on_progress=cadence.following(on_progress),
         )
+        self.publish_alerts(spark)
+        return run
+
+    def publish_alerts(self, spark: SparkSession) -> Published | None:
+        """The alerts topic made to say what the serving version serves."""
+        return publish_alerts(spark, self.settings, self.registry)
 
     def _reprocess(self, spark: SparkSession) -> dict[str, Any]:
         done = reprocess(spark, self.settings, self.registry)

@@ -46,6 +46,7 @@ from designs.kappa.versions import (
     lane_name,
     open_version,
     point_to,
+    publish_alerts,
     serving_version,
     switches,
     version_settings,
@@ -211,9 +212,11 @@ def check_complete(spark: SparkSession, settings: Settings, plan: ReprocessPlan)
 def switch(
     spark: SparkSession, settings: Settings, plan: ReprocessPlan, registry: ViewRegistry
 ) -> dict[str, dict[str, int]]:
-    """Step 5: save the per-view diff against the previous version, then move the pointer.
+    """Step 5: save the per-view diff against the previous version, move the pointer, alert.
 
-    The previous version stays on storage (``rollback`` returns to it). Returns the diff.
+    The previous version stays on storage (``rollback`` returns to it). The alerts topic
+    then says what the new version serves (bursts it adds opened, bursts it drops
+    retracted, the same bursts nothing). Returns the diff.
     """
     tables = Tables.of(settings)
     version, previous = plan.version, plan.previous
@@ -226,6 +229,7 @@ def switch(
         )
     note = f"replayed {plan.offsets} offsets; previous v{previous}" if previous else "first"
     point_to(spark, tables, version, "publish", note=note)
+    publish_alerts(spark, settings, registry)
     return diff
 
 
@@ -362,8 +366,8 @@ def reprocess(
     )
 
 
-def rollback(spark: SparkSession, settings: Settings) -> int:
-    """Point readers back to the version that served before the current one."""
+def rollback(spark: SparkSession, settings: Settings, registry: ViewRegistry) -> int:
+    """Point readers back to the version that served before the current one (and alert)."""
     tables = Tables.of(settings)
     history = [s for s in switches(spark, tables) if s.action in ("publish", "rollback")]
     current = serving_version(spark, tables)
@@ -373,6 +377,7 @@ def rollback(spark: SparkSession, settings: Settings) -> int:
         raise KappaError("nothing to roll back to: no earlier version is still on storage")
     target = earlier[-1]
     point_to(spark, tables, target, "rollback", note=f"from v{current}")
+    publish_alerts(spark, settings, registry)
     return target
 
 

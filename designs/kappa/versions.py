@@ -21,6 +21,7 @@ from lake import storage
 from lake.inline import row_of
 from lake.source import Label, ServingSource, ViewNotReadyError
 from lake.tables import Tables
+from serving_layer.alerts import Published, publish_served
 from speed_layer import progress
 from speed_layer.lane import Lane, find_lane, open_lane
 from speed_layer.lane_log import state_table
@@ -147,4 +148,14 @@ def kappa_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) ->
         state,
         settled(last.max_event_time if last else None),
         watched=(pointer_path(tables),),
+    )
+
+
+def publish_alerts(
+    spark: SparkSession, settings: Settings, registry: ViewRegistry
+) -> Published | None:
+    """Kappa's alerts: what the pointer's version serves (a replaying version never publishes)."""
+    tables = Tables.of(settings)
+    return publish_served(
+        spark, settings, registry, "kappa", lambda s: kappa_source(s, tables, registry)
     )

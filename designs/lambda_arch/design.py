@@ -15,6 +15,7 @@ from designs.lambda_arch.epochs import LAMBDA_LANE, run_speed
 from designs.lambda_arch.source import lambda_source, watched_tables
 from lake.source import ServingSource
 from lake.tables import Tables
+from serving_layer.alerts import Cadence, Published, publish_served
 from speed_layer.stream import LaneRun
 from views.registry import ViewRegistry
 
@@ -53,17 +54,41 @@ class LambdaDesign:
         until_caught_up: bool,
         on_progress: Callable[[dict], None] | None = None,
     ) -> LaneRun:
-        """The speed layer, its epochs following the published batch runs."""
-        return run_speed(
+        """The speed layer, its epochs following the published batch runs.
+
+        It publishes alerts after its commits (every ``kafka.alerts_every`` at most) and
+        when it stops: a batch run's correction is served, so alerted, once the lane has
+        rebased onto it.
+        """
+        cadence = Cadence(
+            lambda: self.publish_alerts(spark), self.settings.kafka.alerts_every.total_seconds()
+        )
+        run = run_speed(
             spark,
             self.settings,
             self.registry,
             until_caught_up=until_caught_up,
-            on_progress=on_progress,
+            on_progress=cadence.following(on_progress),
+        )
+        self.publish_alerts(spark)
+        return run
+
+    def publish_alerts(self, spark: SparkSession) -> Published | None:
+        """The alerts topic made to say what is served: batch run k ⊕ the speed lane."""
+        tables = self.tables
+        return publish_served(
+            spark,
+            self.settings,
+            self.registry,
+            "lambda",
+            lambda s: lambda_source(s, tables, self.registry),
         )
 
     def _batch(self, spark: SparkSession, *, force: bool = False) -> runs.BatchRun:
-        return run_batch(spark, self.settings, self.registry, force=force).run
+        result = run_batch(spark, self.settings, self.registry, force=force)
+        if not result.skipped:
+            self.publish_alerts(spark)
+        return result.run
 
     def build_history(self, spark: SparkSession) -> dict[str, Any]:
         """The first batch run."""

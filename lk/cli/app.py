@@ -6,6 +6,7 @@ import typer
 from rich.markup import escape
 
 from lk.cli import airflow, infra, kappa
+from lk.cli.alerts import alerts_command
 from lk.cli.batch import batch_command
 from lk.cli.chaos import chaos_command
 from lk.cli.check import check_command
@@ -36,6 +37,7 @@ app.command("query")(query_command)
 app.command("serve")(serve_command)
 app.command("speed")(speed_command)
 app.command("status")(status_command)
+app.command("alerts")(alerts_command)
 app.add_typer(kappa.app, name="kappa")
 app.command("chaos")(chaos_command)
 app.add_typer(airflow.app, name="airflow")

@@ -21,7 +21,8 @@ def batch_command(
     from lake.spark import build_session
 
     config = settings()
-    registry = platform(config).registry
+    built = platform(config)
+    registry = built.registry
     with detached.claim(config, detached.BATCH_WRITER):  # one writer per table (docs/scaling.md)
         spark = build_session(config, app_name="lk-batch")
         with progress_bar(disable=as_json) as progress:
@@ -29,6 +30,8 @@ def batch_command(
             result = run_batch(
                 spark, config, registry, force=force, on_view=lambda name: progress.advance(task)
             )
+        if not result.skipped:
+            built.publish_alerts(spark)
     run = result.run
     if as_json:
         console.print_json(json.dumps({**run.as_dict(), "skipped": result.skipped}))

@@ -78,7 +78,8 @@ def rollback() -> None:
 
     config = settings()
     with detached.claim(config, detached.KAPPA_WRITER):  # refuses during a reprocess
-        version = rollback(build_session(config, app_name="lk-kappa"), config)
+        spark = build_session(config, app_name="lk-kappa")
+        version = rollback(spark, config, platform(config).registry)
     console.print(f"v{version} serves now")
 
 

@@ -27,6 +27,7 @@ FAMILIES = (
     "cost",
     "storage",
     "complexity",
+    "alerts",
 )
 
 

@@ -1,10 +1,19 @@
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
-from compare.metrics import epoch, freshness, handoff, window_delays, windows_over_time
+from compare.metrics import (
+    alert_figures,
+    epoch,
+    freshness,
+    handoff,
+    window_delays,
+    windows_over_time,
+)
+from oracle.records import Event
+from serving_layer.alerts import Alert, AlertRecord
 
 pytestmark = pytest.mark.unit
 
@@ -50,3 +59,30 @@ def test_freshness_from_ack_due_and_event_time() -> None:
     assert fresh["never_seen_unexplained"] == 1
     assert fresh["processing_time_s"]["max"] == pytest.approx(3.0)
     assert fresh["event_time_s"]["max"] == pytest.approx(63.1)  # a probe 60 s late
+
+
+def _purchase(user: int, minute: int, appended_s: float) -> Event:
+    at = datetime(2026, 11, 1, 10, minute)
+    return Event(f"p{user}-{minute}", "purchase", user, 1, 1, None, at, 0, 0, None,
+                 datetime(2026, 11, 1, 10, 0) + timedelta(seconds=appended_s))  # fmt: skip
+
+
+def test_alert_delay_runs_from_the_last_appended_purchase_of_the_interval() -> None:
+    base = epoch(datetime(2026, 11, 1, 10, 0))
+    events = [
+        _purchase(1, 0, 100.0),
+        _purchase(1, 2, 130.0),
+        _purchase(1, 4, 250.0),  # the last appended of 1's burst
+        _purchase(1, 20, 2_000.0),  # another interval
+        _purchase(2, 10, 50.0),  # history: before the live phase
+    ]
+    records = [
+        AlertRecord(Alert(1, "2026-11-01T10:04:00.000Z", 3), int((base + 252.5) * 1000), 0),
+        AlertRecord(Alert(2, "2026-11-01T10:10:00.000Z", 4), int((base + 300.0) * 1000), 1),
+        AlertRecord(Alert(2, "2026-11-01T10:10:00.000Z", 4, "retracted"), 0, 2),
+    ]
+    figures = alert_figures(records, events, timedelta(minutes=5), since=base + 200)
+    assert figures["published"] == 2
+    assert figures["retracted"] == 1
+    assert figures["delay_s"]["n"] == 1  # user 2's burst was completed before the live phase
+    assert figures["delay_s"]["p50"] == 2.5

@@ -3,9 +3,8 @@ micro-batches are found by Lambda (batch + speed) and by a Kappa replay, equal t
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-import orjson
 import pytest
 
 import oracle
@@ -13,43 +12,17 @@ from batch_layer.job import run_batch
 from config.settings import Settings, with_sections
 from designs.kappa import reprocess as kappa
 from designs.lambda_arch import run_speed
-from event_log.schema import event_fields, format_time
 from oracle import consume_all
 from tests.conftest import fresh_topics
+from tests.support.bursts import T0, M, purchases
 from tests.support.serving import read_served
 from tests.support.workload import assert_view_matches
 from views.purchase_bursts import VIEW
 from views.registry import ViewRegistry
-from workload.generator import Record
 from workload.producer import produce
 
 pytestmark = pytest.mark.integration
-M = timedelta(minutes=1)
-T0 = datetime(2026, 11, 1, 10, 0)
 REGISTRY = ViewRegistry([VIEW])
-_ids = iter(range(1_000))
-
-
-def _purchases(user: int, *minutes: float) -> list[Record]:
-    return [
-        Record(
-            "events",
-            str(user).encode(),
-            orjson.dumps(
-                event_fields(
-                    f"b{next(_ids)}",
-                    "purchase",
-                    user,
-                    1,
-                    1,
-                    1.0,
-                    format_time(T0 + minute * M),
-                    format_time(T0 + minute * M),
-                )
-            ),
-        )
-        for minute in minutes
-    ]
 
 
 def _burst(user: int, minute: float, purchases: int) -> dict:
@@ -76,10 +49,10 @@ def test_bursts_across_the_cutoff_and_micro_batches_in_both_designs(spark, kafka
         views={"allowed_lateness": {VIEW.name: timedelta(hours=2)}},
         stream={"replay_max_offsets_per_trigger": 2},
     )
-    assert produce(settings, _purchases(1, 0, 2)).failed == 0
+    assert produce(settings, purchases(1, 0, 2)).failed == 0
     batch = run_batch(spark, settings, REGISTRY)
     assert read_served(spark, settings, VIEW.name).count() == 0
-    for part in (_purchases(1, 4) + _purchases(2, 10), _purchases(2, 12), _purchases(2, 13, 14)):
+    for part in (purchases(1, 4) + purchases(2, 10), purchases(2, 12), purchases(2, 13, 14)):
         assert produce(settings, part).failed == 0
         run_speed(spark, settings, REGISTRY, until_caught_up=True)
     served = read_served(spark, settings, VIEW.name)

@@ -1,6 +1,12 @@
-"""Produce generated workloads for tests (the oracle reads them back: ``oracle.consume_all``)."""
+"""Produce generated workloads for tests (the oracle reads them back: ``oracle.consume_all``);
+read the alerts topic back as a reader does."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
+
+from kafka import KafkaConsumer, TopicPartition
 
 from config.settings import Settings
 from workload.generator import WorkloadSpec, generate
@@ -15,3 +21,32 @@ def produce_spec(
     report = produce(settings, records[part] if part else records)
     assert report.failed == 0 and report.acknowledged == report.sent, report.as_dict()
     return report
+
+
+def alert_records(
+    settings: Settings, *, committed: bool = True
+) -> list[tuple[str, dict[str, Any]]]:
+    """Every record of the alerts topic as ``(key, value)``, read independently of the publisher.
+
+    ``committed``: as a reader sees it (``read_committed``: aborted transactions are
+    skipped); else every record written, aborted ones included.
+    """
+    topic = settings.kafka.alerts_topic
+    consumer = KafkaConsumer(
+        bootstrap_servers=settings.kafka.bootstrap_servers,
+        enable_auto_commit=False,
+        isolation_level="read_committed" if committed else "read_uncommitted",
+    )
+    try:
+        partitions = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+        assert partitions, f"topic {topic} does not exist"
+        consumer.assign(partitions)
+        consumer.seek_to_beginning()
+        end = consumer.end_offsets(partitions)
+        records: list[tuple[int, str, dict[str, Any]]] = []
+        while any(consumer.position(tp) < end[tp] for tp in partitions):
+            for batch in consumer.poll(timeout_ms=1_000).values():
+                records += [(r.offset, r.key.decode(), json.loads(r.value)) for r in batch]
+        return [(key, value) for _, key, value in sorted(records, key=lambda r: r[0])]
+    finally:
+        consumer.close()

@@ -97,7 +97,7 @@ def test_reprocess_with_a_new_window_flips_only_after_catch_up_and_rolls_back(
     assert all((r.window_end - r.window_start) == timedelta(minutes=5) for r in windows)
     _assert_equals_oracle(spark, changed, 2)
 
-    assert kappa.rollback(spark, settings) == 1
+    assert kappa.rollback(spark, settings, default_registry()) == 1
     assert read_served(spark, settings, "revenue_by_category").collect() == before
     with pytest.raises(kappa.KappaError, match="serves readers"):
         kappa.drop(spark, settings, 1)

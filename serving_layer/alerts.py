@@ -1,0 +1,296 @@
+"""Publish the served ``purchase_bursts`` to the ``alerts`` topic, each burst exactly once.
+
+The topic is compacted and keyed by a burst's identity (``user_id:burst_at``); its
+latest value per key is what readers were told. A publish is a difference, not a
+stream of events: it reads the topic back to its end (``read_committed``), reads the
+bursts served now, and sends what differs (:func:`difference`) in one Kafka
+transaction. Its transactional id is stable per design and topic, so
+
+- a publisher that dies mid-way (SIGKILL) leaves an open transaction that the next
+  one's ``init_transactions`` aborts; nothing of it is ever visible, and the next run
+  computes the same difference again;
+- two publishers of one design (the lane's process, a batch run's) fence each other:
+  only the one that initialised last commits, and it read the topic after every
+  earlier commit, and the served bursts after that (served tables only move forward).
+
+So however often and from wherever it runs, the topic holds one ``open`` record per
+served burst, one ``retracted`` record per burst a correction withdrew, and one more
+``open`` only if a withdrawn burst is served again. docs/semantics.md, "Alerts".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import KafkaError
+from pyspark.sql import SparkSession
+
+from config.settings import Settings
+from lake.source import ServingSource, ViewNotReadyError
+from serving_layer.read import read_view
+from serving_layer.snapshot import to_json_value
+from views.registry import ViewRegistry
+
+log = logging.getLogger(__name__)
+
+#: the view whose rows are alerts
+ALERT_VIEW = "purchase_bursts"
+Status = Literal["open", "retracted"]
+OPEN: Status = "open"
+RETRACTED: Status = "retracted"
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One burst as the topic says it: who, when (ISO-8601 UTC), how many, open or not.
+
+    ``purchases`` is the count when the burst was first published: a burst whose count
+    grows later (a late purchase in its interval) is the same burst, not a new alert.
+    """
+
+    user_id: int
+    burst_at: str
+    purchases: int
+    status: Status = OPEN
+
+    @property
+    def key(self) -> str:
+        """The burst's identity, the same in every layer: ``user_id:burst_at``."""
+        return f"{self.user_id}:{self.burst_at}"
+
+    def to_json(self) -> bytes:
+        """The record's value."""
+        return json.dumps(asdict(self)).encode()
+
+    @classmethod
+    def of_json(cls, value: bytes) -> Alert:
+        """The alert a record's value holds."""
+        return cls(**json.loads(value))
+
+
+@dataclass(frozen=True)
+class AlertRecord:
+    """One committed record of the topic, with the broker's append time (ms)."""
+
+    alert: Alert
+    appended_ms: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Published:
+    """What one publish committed."""
+
+    opened: int
+    retracted: int
+
+
+def difference(served: Mapping[str, Alert], told: Mapping[str, Alert]) -> dict[str, Alert]:
+    """What to send so the topic's latest value per key says what is served.
+
+    Args:
+        served: the bursts served now, by key.
+        told: the topic's latest alert per key.
+
+    Returns:
+        By key: ``open`` for a served burst the topic does not hold open (new, or
+        retracted before); ``retracted`` for a key the topic holds open that is no
+        longer served. Nothing for a burst already told as it stands.
+    """
+    changes = {
+        key: Alert(alert.user_id, alert.burst_at, alert.purchases, OPEN)
+        for key, alert in served.items()
+        if key not in told or told[key].status != OPEN
+    }
+    for key, last in told.items():
+        if last.status == OPEN and key not in served:
+            changes[key] = Alert(last.user_id, last.burst_at, last.purchases, RETRACTED)
+    return changes
+
+
+def read_records(settings: Settings, timeout_s: float = 60.0) -> list[AlertRecord]:
+    """Every committed record of the alerts topic, in offset order (``read_committed``).
+
+    Reads up to the last stable offset as it stood at the start: a transaction still
+    open is neither waited for nor read.
+    """
+    consumer = KafkaConsumer(
+        bootstrap_servers=settings.kafka.bootstrap_servers,
+        group_id=None,
+        enable_auto_commit=False,
+        isolation_level="read_committed",
+        client_id="lk-alerts-reader",
+    )
+    try:
+        topic = settings.kafka.alerts_topic
+        partitions = [TopicPartition(topic, p) for p in sorted(_partition_ids(consumer, topic))]
+        consumer.assign(partitions)
+        consumer.seek_to_beginning(*partitions)
+        ends = consumer.end_offsets(partitions)
+        records: list[AlertRecord] = []
+        deadline = time.monotonic() + timeout_s
+        while any(consumer.position(tp) < ends[tp] for tp in partitions):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"reading {topic} to its end took over {timeout_s:.0f} s")
+            for batch in consumer.poll(timeout_ms=500).values():
+                records.extend(
+                    AlertRecord(Alert.of_json(r.value), r.timestamp, r.offset)
+                    for r in batch
+                    if r.value is not None
+                )
+        return sorted(records, key=lambda r: r.offset)
+    finally:
+        consumer.close()
+
+
+def _partition_ids(consumer: KafkaConsumer, topic: str) -> set[int]:
+    ids = consumer.partitions_for_topic(topic)
+    if not ids:
+        raise KafkaError(f"topic {topic} does not exist (lk infra up / ensure_topics makes it)")
+    return set(ids)
+
+
+def latest(records: list[AlertRecord]) -> dict[str, Alert]:
+    """The topic's latest alert per key (what compaction keeps)."""
+    return {r.alert.key: r.alert for r in records}
+
+
+def served_alerts(
+    spark: SparkSession, source: ServingSource, registry: ViewRegistry, settings: Settings
+) -> dict[str, Alert]:
+    """The bursts ``source`` serves, read as every reader reads them, by key."""
+    rows = read_view(spark, source, registry.get(ALERT_VIEW), settings.views)
+    alerts = (
+        Alert(r.user_id, to_json_value(r.burst_at), r.purchases)
+        for r in rows.select("user_id", "burst_at", "purchases").collect()
+    )
+    return {a.key: a for a in alerts}
+
+
+def transactional_id(settings: Settings, design: str) -> str:
+    """Stable per design and topic: every publisher of one design fences the others."""
+    return f"lk-alerts-{design}-{settings.kafka.alerts_topic}"
+
+
+def publish(
+    settings: Settings,
+    design: str,
+    served: Callable[[], Mapping[str, Alert]],
+    *,
+    before_commit: Callable[[], None] | None = None,
+) -> Published:
+    """Send the difference between ``served()`` and the topic in one transaction.
+
+    The order is what makes it exactly once: fence the design's earlier publishers
+    (``init_transactions``, which also aborts a transaction a killed one left open),
+    then read the topic, then ask what is served, then send and commit.
+
+    Args:
+        settings: where the topic is.
+        design: ``lambda`` or ``kappa`` (part of the transactional id).
+        served: the bursts served now, by key (called after the fence).
+        before_commit: called with the difference sent but not committed (tests kill
+            the process there).
+
+    Raises:
+        KafkaError: the broker refused (a newer publisher fenced this one, or it is out
+            of reach); nothing of this publish is visible.
+    """
+    producer = KafkaProducer(
+        bootstrap_servers=settings.kafka.bootstrap_servers.split(","),
+        transactional_id=transactional_id(settings, design),
+        enable_idempotence=True,
+        acks="all",
+        client_id=f"lk-alerts-{design}",
+    )
+    try:
+        producer.init_transactions()
+        changes = difference(served(), latest(read_records(settings)))
+        if changes:
+            producer.begin_transaction()
+            try:
+                for key, alert in changes.items():
+                    topic = settings.kafka.alerts_topic
+                    producer.send(topic, key=key.encode(), value=alert.to_json())
+                producer.flush()
+                if before_commit:
+                    before_commit()
+                producer.commit_transaction()
+            except BaseException:
+                # readers (read_committed) would wait behind an open transaction until it
+                # times out; a fenced producer cannot abort, and need not (it was aborted)
+                with suppress(KafkaError):
+                    producer.abort_transaction()
+                raise
+    finally:
+        producer.close(timeout=10)
+    opened = sum(1 for a in changes.values() if a.status == OPEN)
+    return Published(opened, len(changes) - opened)
+
+
+def publish_served(
+    spark: SparkSession,
+    settings: Settings,
+    registry: ViewRegistry,
+    design: str,
+    serving: Callable[[SparkSession], ServingSource],
+) -> Published | None:
+    """The design's hook: publish what ``serving`` serves now; a failure is only logged.
+
+    A publish that fails changes nothing visible, and the next one (the lane's next
+    commit, the next batch run or switch) sends the same difference and more, so a
+    lane or a batch run does not fail for it. None: nothing published (no
+    ``purchase_bursts`` registered, nothing served yet, or the broker refused).
+    """
+    if ALERT_VIEW not in registry.names():
+        return None
+    try:
+        done = publish(
+            settings, design, lambda: served_alerts(spark, serving(spark), registry, settings)
+        )
+    except ViewNotReadyError:
+        return None
+    except (KafkaError, TimeoutError) as err:
+        log.warning("alerts not published (the next publish sends them): %s", err)
+        return None
+    if done.opened or done.retracted:
+        log.info("alerts: %d opened, %d retracted", done.opened, done.retracted)
+    return done
+
+
+class Cadence:
+    """A streaming lane's publishing: after a commit, at most every ``every_s`` seconds.
+
+    Reading the served bursts is a Spark job (a self-join), too much for every
+    micro-batch of a one-second trigger; how often it runs changes when an alert
+    appears, never how many times (each publish is a difference).
+    """
+
+    def __init__(self, publish: Callable[[], Any], every_s: float) -> None:
+        self.publish = publish
+        self.every_s = every_s
+        self._last: float | None = None
+
+    def after_commit(self) -> None:
+        """A micro-batch committed: publish if the last publish is ``every_s`` old."""
+        now = time.monotonic()
+        if self._last is None or now - self._last >= self.every_s:
+            self._last = now
+            self.publish()
+
+    def following(self, on_progress: Callable[[dict], None] | None) -> Callable[[dict], None]:
+        """``on_progress`` (if any), then :meth:`after_commit`."""
+
+        def progress(metrics: dict) -> None:
+            if on_progress:
+                on_progress(metrics)
+            self.after_commit()
+
+        return progress
