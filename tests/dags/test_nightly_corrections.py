@@ -25,7 +25,7 @@ from tests.support.kafka import produce_spec
 from tests.support.serving import source_of
 from workload.generator import WorkloadSpec
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.scenario]  # minutes: make scenarios
 HISTORY = WorkloadSpec(
     events=800, users=30, products=20, seed=7711, late_fraction=0.05,
     max_lateness=timedelta(minutes=120),

@@ -14,7 +14,7 @@ from tests.conftest import fresh_topics
 from tests.support.kafka import produce_spec
 from workload.generator import WorkloadSpec
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.scenario]  # minutes: make scenarios
 
 
 def test_each_version_has_its_lane_and_the_switch_is_a_mark(spark, kafka_settings) -> None:

@@ -135,7 +135,8 @@ class AirflowRoute:
         return "switched", built["resumed"]
 
 
-@pytest.mark.parametrize("route", ["cli", "airflow"])
+# the Airflow route runs the DAG's tasks in processes of their own (2 minutes): make scenarios
+@pytest.mark.parametrize("route", ["cli", pytest.param("airflow", marks=pytest.mark.scenario)])
 def test_both_routes_resume_a_stopped_replay_and_refuse_a_failing_version(
     route, spark, kafka_settings, monkeypatch, tmp_path
 ):
