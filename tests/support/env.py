@@ -19,6 +19,7 @@ def lk_env(settings: Settings, **extra: str) -> dict[str, str]:
         "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
         "LK_KAFKA__EVENTS_TOPIC": settings.kafka.events_topic,
         "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
+        "LK_KAFKA__ALERTS_TOPIC": settings.kafka.alerts_topic,
         "LK_STORAGE__ROOT": settings.storage.root,
         "LK_SPARK__JARS_DIR": str(settings.spark.jars_dir),
         "LK_SPARK__SHUFFLE_PARTITIONS": str(settings.spark.shuffle_partitions),
