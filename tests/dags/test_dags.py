@@ -137,6 +137,8 @@ def test_mode_lambda_runs_lambda_nightly_and_skips_kappa_reprocess(
     assert read_served(spark, settings, "revenue_by_category").collect() == served
 
 
+# make scenarios, not CI: the Kappa reprocess through Airflow (80 s; its DAG's shape is in CI)
+@pytest.mark.scenario
 def test_mode_kappa_runs_kappa_reprocess_and_skips_lambda_nightly(
     dagbag, spark, topic_settings, use_env
 ):

@@ -113,6 +113,8 @@ def test_kappa_replays_a_skewed_log_to_the_oracle_and_counts_each_resend_once(
     assert status["watermark_drops"] == 0
 
 
+# make scenarios, not CI: a Lambda lane catching up over a skewed log (85 s)
+@pytest.mark.scenario
 def test_a_catching_up_lambda_lane_serves_the_oracle_before_and_after_the_batch_run(
     spark, kafka_settings, monkeypatch
 ):

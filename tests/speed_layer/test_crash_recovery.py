@@ -132,6 +132,8 @@ def _when(iso: str) -> datetime:
     return datetime.fromisoformat(iso.replace("Z", "+00:00")).replace(tzinfo=None)
 
 
+# make scenarios, not CI: a SIGKILL in a lane's very first micro-batch (80 s)
+@pytest.mark.scenario
 def test_sigkill_in_the_first_micro_batch_of_a_lane_then_restart(spark, topic_settings):
     """Killed once its first micro-batch has written state, before Spark committed it."""
     settings = topic_settings

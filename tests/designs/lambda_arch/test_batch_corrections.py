@@ -55,6 +55,8 @@ def _assert_serving_equals_oracle(spark, settings, run) -> None:
     assert_served_per_contract(spark, settings, LAMBDA_LANE, cutoff=run.cutoff)
 
 
+# make scenarios, not CI: a batch correction served on a caught-up lane (165 s)
+@pytest.mark.scenario
 def test_a_new_run_is_served_on_a_caught_up_lane_with_no_new_events(spark, settings):
     produce_spec(settings, HISTORY)
     run_batch(spark, settings, build(settings).registry)
