@@ -10,7 +10,7 @@ becomes ``unknown``.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -20,9 +20,9 @@ from batch_layer.job import run_batch
 from config.settings import Settings, with_sections
 from designs.kappa import reprocess as kappa
 from designs.lambda_arch import run_speed
-from event_log.schema import event_fields, format_time
 from oracle import consume_all
 from tests.conftest import fresh_topics
+from tests.support.bursts import purchase
 from tests.support.catalog_history import T0, product
 from tests.support.serving import read_served
 from tests.support.workload import assert_view_matches
@@ -49,26 +49,9 @@ CHANGE = [
 ]
 
 
-def _purchases(rows: list[tuple[int, int, str, object]], first: int) -> list[Record]:
-    import orjson
-
+def _purchases(rows: list[tuple[int, int, str, datetime]], first: int) -> list[Record]:
     return [
-        Record(
-            "events",
-            str(user).encode(),
-            orjson.dumps(
-                event_fields(
-                    f"p{first + i}",
-                    "purchase",
-                    user,
-                    pid,
-                    1,
-                    float(price),
-                    format_time(t),
-                    format_time(t),
-                )
-            ),
-        )
+        purchase(f"p{first + i}", user, t, product=pid, price=float(price))
         for i, (user, pid, price, t) in enumerate(rows)
     ]
 

@@ -1,4 +1,5 @@
-"""Purchases at given minutes after ``T0``, for the ``purchase_bursts`` and alerts tests."""
+"""Purchase records: one at a given time, or a user's at given minutes after ``T0`` (the
+``purchase_bursts``, alerts and catalog-join tests)."""
 
 from __future__ import annotations
 
@@ -15,24 +16,16 @@ T0 = datetime(2026, 11, 1, 10, 0)
 _ids = count()
 
 
+def purchase(
+    event_id: str, user: int, at: datetime, product: int = 1, price: float = 1.0
+) -> Record:
+    """One purchase record of ``user`` at ``at`` (event and sent time alike)."""
+    fields = event_fields(
+        event_id, "purchase", user, product, 1, price, format_time(at), format_time(at)
+    )
+    return Record("events", str(user).encode(), orjson.dumps(fields))
+
+
 def purchases(user: int, *minutes: float) -> list[Record]:
-    """One purchase record of ``user`` at each of ``minutes`` (event and sent time alike)."""
-    return [
-        Record(
-            "events",
-            str(user).encode(),
-            orjson.dumps(
-                event_fields(
-                    f"b{next(_ids)}",
-                    "purchase",
-                    user,
-                    1,
-                    1,
-                    1.0,
-                    format_time(T0 + minute * M),
-                    format_time(T0 + minute * M),
-                )
-            ),
-        )
-        for minute in minutes
-    ]
+    """One purchase record of ``user`` at each of ``minutes`` after ``T0``."""
+    return [purchase(f"b{next(_ids)}", user, T0 + minute * M) for minute in minutes]
