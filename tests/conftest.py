@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,6 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: the markers ``make test``, ``make scenarios`` and ``make cluster`` select on: a test with
 #: none runs nowhere
 KINDS = ("unit", "integration", "chaos", "scenario", "cluster")
+EXIT_STATUS = pytest.StashKey[int]()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -20,6 +24,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     unmarked = [item.nodeid for item in items if not any(item.get_closest_marker(k) for k in KINDS)]
     if unmarked:
         raise pytest.UsageError(f"tests without one of the markers {KINDS}: {unmarked}")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remember the session's exit status for :func:`pytest_unconfigure`."""
+    session.config.stash[EXIT_STATUS] = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End the process once pytest has written its report, with pytest's exit status.
+
+    After the session's JVM has stopped, Python's own shutdown still runs py4j's
+    finalizers and the exit hooks of Kafka clients, Airflow and Great Expectations
+    against connections that are gone. On CI that shutdown once hung for the better part
+    of an hour after every test had passed. Nothing is left to write by then: the tests'
+    brokers, clusters and processes were stopped by their fixtures.
+    """
+    status = config.stash.get(EXIT_STATUS, None)
+    if status is None:
+        return
+    others = [
+        t.name for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()
+    ]
+    if others:
+        print(f"threads still running at exit: {others}", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 @pytest.fixture(scope="session")

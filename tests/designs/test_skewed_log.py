@@ -37,11 +37,11 @@ from workload.generator import Record, WorkloadSpec, generate
 from workload.producer import partition_for, produce, producer_config
 
 pytestmark = pytest.mark.integration
-SPEC = WorkloadSpec(events=6_000, users=60, products=30, seed=30, duplicate_fraction=0.0)
+SPEC = WorkloadSpec(events=3_000, users=60, products=30, seed=30, duplicate_fraction=0.0)
 HOUR_MS = 3_600_000
 BURST_MS = 5 * 60_000  # partition 0: the last five minutes
 RESENDS = 40  # events of the other partitions sent again two hours after their original
-CAP = 2_000  # offsets per micro-batch: several micro-batches, each across every partition
+CAP = 1_000  # offsets per micro-batch: several micro-batches, each across every partition
 
 
 def _skewed(settings: Settings, events: Sequence[Record], now_ms: int) -> list[tuple]:

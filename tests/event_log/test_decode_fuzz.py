@@ -56,7 +56,7 @@ VALUES = st.one_of(
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(values=st.lists(VALUES, min_size=1, max_size=20))
 @example(values=[b'{"user_id": Infinity}', b'{"price": NaN}', b'{"quantity": -Infinity}'])
