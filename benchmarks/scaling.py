@@ -156,6 +156,7 @@ def run(events: int, workdir: Path) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     with ExitStack() as stack:
         settings = stack.enter_context(broker(None, workdir / "kafka"))
+        described = machine(settings)  # before the load: its load average is the start's
         settings = with_sections(
             settings,
             kafka={"events_topic": "events_scaling", "catalog_topic": "catalog_scaling"},
@@ -193,7 +194,6 @@ def run(events: int, workdir: Path) -> dict[str, Any]:
                     {"config": config, "store": store, **_figures(result, events, workers or 2)}
                 )
                 print(f"  {rows[-1]}", file=sys.stderr, flush=True)
-        described = machine(settings)
     return {
         "benchmark": "scaling",
         "events": events,
