@@ -14,7 +14,7 @@ topic, then timed:
 * ``ceiling_read_decode``    - a bare Spark job that only reads the topic and decodes
   the JSON (issue 5 c: the ceiling of any replay on this machine);
 * ``floor_views_from_log``   - a bare Spark job that reads and decodes the topic, computes
-  the five views over the valid events and writes them in one Delta commit, laid out as
+  every view over the valid events and writes them in one Delta commit, laid out as
   a lane's log: the least any design that serves these views pays to rebuild them from
   the log here (no de-duplication, no late events, no streaming), as the freshness
   benchmark's views floor is for a micro-batch (issue 15).
