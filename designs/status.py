@@ -60,13 +60,27 @@ def lane_status(
         "processed_rows_per_second": metrics.get("processed_rows_per_second"),
         "median_batch_seconds": phases.get("triggerExecution"),
         "median_phase_seconds": phases,
-        "dedup_state": metrics.get("dedup_state"),
+        "dedup_state": _ids_held(metrics.get("dedup_state"), settings, totals),
         "log_outages": metrics.get("log_outages"),
         **dedup_outcome(totals["deduplicated"], metrics),
         "view_settings": lane.views,
         "log_size": table_size(spark, lane.log) if sizes else None,
         **totals,
     }
+
+
+def _ids_held(
+    state: dict[str, Any] | None, settings: Settings, totals: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The de-duplication state, with the ids it holds counted from the progress rows.
+
+    Without a horizon every record that reached the views is an id held for good, and
+    Spark's state stores do not count them (``lake.spark.STATE_STORE_ROWS``); with one,
+    only Spark knows how many have expired, and it counts.
+    """
+    if state is None or settings.stream.dedup_horizon is not None:
+        return state
+    return {**state, "rows": totals["input_rows"]}
 
 
 def _median_seconds(durations_ms: list[int | None]) -> float | None:

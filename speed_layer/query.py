@@ -14,6 +14,7 @@ from config.settings import Settings, format_duration
 from event_log.contract import EventContract
 from event_log.decode import decode_events
 from event_log.kafka_source import read_stream
+from lake.spark import STATE_STORE_ROWS
 from speed_layer.lane import Lane
 from speed_layer.micro_batch import MicroBatchProcessor
 
@@ -69,14 +70,20 @@ def start_lane(
     which Spark 4.1's ``availableNow`` does not always do. It also runs no *no-data*
     micro-batch (Spark's eviction of de-duplication state when the watermark moves
     without new rows): after the last data micro-batch there is nothing left to run,
-    so the stop lands between micro-batches instead of interrupting one. The setting
-    is copied into the query's own session at start, so it is restored at once.
+    so the stop lands between micro-batches instead of interrupting one.
+
+    The de-duplication state counts the ids it holds only with a horizon, whose expired
+    ids only Spark can count; without one, every id read is held, and the lane's
+    progress rows count them (``lk status``) at no cost to the state's writes. Settings
+    are copied into the query's own session at start, so they are restored at once.
     """
-    key = "spark.sql.streaming.noDataMicroBatches.enabled"
-    before = spark.conf.get(key, "true") or "true"
     interval = "0 seconds" if catching_up else settings.stream.trigger_interval
+    conf = {STATE_STORE_ROWS: str(settings.stream.dedup_horizon is not None).lower()}
     if catching_up:
-        spark.conf.set(key, "false")
+        conf["spark.sql.streaming.noDataMicroBatches.enabled"] = "false"
+    before = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
     try:
         return (
             deduplicated_events(spark, settings, processor.registry.contract)
@@ -87,4 +94,8 @@ def start_lane(
             .start()
         )
     finally:
-        spark.conf.set(key, before)
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
