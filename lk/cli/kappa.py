@@ -40,6 +40,7 @@ def reprocess() -> None:
         f"v{result.version} serves now ({resumed}replayed {result.offsets:,} offsets in "
         f"{result.seconds:.1f} s; previous: v{result.previous})"
     )
+    console.print("  " + ", ".join(f"{step} {s:.1f} s" for step, s in result.steps.items()))
     if result.diff:
         console.print_json(json.dumps(result.diff))
 
