@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -48,11 +49,17 @@ KEEP_RUNS = 2
 
 @dataclass(frozen=True)
 class BatchResult:
-    """What a call to :func:`run_batch` did."""
+    """What a call to :func:`run_batch` did.
+
+    ``steps``: seconds per step (``compute``: read, land and compute every view;
+    ``validate``: the checks; ``publish``: the switch of readers), where the run's time
+    went.
+    """
 
     run: BatchRun
     skipped: bool
     checks: tuple[CheckReport, ...] = ()
+    steps: dict[str, float] = field(default_factory=dict)
 
 
 def bronze_events(spark: SparkSession, tables: Tables, cutoff: Mapping[int, int]) -> DataFrame:
@@ -293,12 +300,22 @@ def run_batch(
         QualityError: a check failed; the run is recorded as failed and the previously
             published views stay published.
     """
+    started = time.perf_counter()
+    steps: dict[str, float] = {}
+
+    def lap(step: str) -> None:
+        steps[step] = round(time.perf_counter() - started - sum(steps.values()), 1)
+
     warm_up()  # Great Expectations' first use in a process, beside the views' Spark jobs
     computed = compute_run(spark, settings, registry, force=force, on_view=on_view)
     if computed.skipped:
         return computed
+    lap("compute")
     checks = validate_run(spark, settings, computed.run, registry)
-    return BatchResult(run=publish_run(spark, settings, computed.run), skipped=False, checks=checks)
+    lap("validate")
+    published = publish_run(spark, settings, computed.run)
+    lap("publish")
+    return BatchResult(run=published, skipped=False, checks=checks, steps=steps)
 
 
 def _drop_old_runs(spark: SparkSession, tables: Tables) -> None:

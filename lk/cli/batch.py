@@ -49,4 +49,5 @@ def batch_command(
     )
     assert run.finished_at is not None  # run_batch returns a computed or published run
     table.add_row("seconds", f"{(run.finished_at - run.started_at).total_seconds():.1f}")
+    table.add_row("of which", ", ".join(f"{step} {s:.1f} s" for step, s in result.steps.items()))
     console.print(table)
