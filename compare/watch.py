@@ -27,9 +27,6 @@ from serving_layer.refresh import now as refresh_time
 from serving_layer.snapshot import parse_timestamp
 
 REVENUE = "revenue_by_category"
-#: How often the served views look for a new table version during a comparison (the
-#: freshness benchmark's setting; ``lk serve`` defaults to ``serving.refresh_interval``).
-SERVING_REFRESH_S = 0.25
 
 
 @dataclass
@@ -68,7 +65,7 @@ class Served:
 
         port = free_ports(1)[0]
         self.base_url = f"http://127.0.0.1:{port}"
-        self.refresher = platform.refresher(spark=spark, interval=SERVING_REFRESH_S)
+        self.refresher = platform.refresher(spark=spark)
         app = create_app(self.refresher)
         config = uvicorn.Config(
             app, host="127.0.0.1", port=port, log_level="warning", access_log=False

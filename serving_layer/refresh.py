@@ -254,9 +254,12 @@ class Refresher:
             behind: set[str] = set()
             due: list[tuple[View, StateTable, int]] = []
             changed = current.keys() - {v.name for v in self.registry}
+            probed: dict[str, int | None] = {}  # a lane keeps every view in one table
             for view in self.registry:
                 table = source.tables.get(view.name)
-                version = None if table is None else delta_version(self.spark, table.path)
+                if table is not None and table.path not in probed:
+                    probed[table.path] = delta_version(self.spark, table.path)
+                version = None if table is None else probed[table.path]
                 if table is None or version is None:
                     missing[view.name] = f"{view.name} is not computed by {source.description}"
                     changed |= {view.name} & current.keys()
