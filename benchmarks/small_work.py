@@ -1,0 +1,178 @@
+"""Small work: a batch run, a Kappa reprocess and a first micro-batch on the demo's workload.
+
+Issue 32 item 4 asks that little work cost little: on a few thousand events, a batch
+run and a Kappa reprocess within 15 s, a lane's first micro-batch within 10 s. Each
+operation runs in a fresh process of its own, as the command a user types does
+(``lk batch run``, ``lk kappa reprocess``, ``lk speed --until-caught-up``), twice in
+that process: the first run is what the command costs (a fresh JVM plans and compiles
+everything), the second what the same work costs once the JVM has done so. Each is
+reported per step (the operation's own ``steps``, or the lane's phases), with the Spark
+jobs each ran and the session's start.
+
+The second batch run recomputes with ``force``; the second reprocess builds the next
+version, so its switch diffs it against the first; the second first micro-batch is a
+new lane's (its own storage root) in the same process.
+
+Run: ``python -m benchmarks.small_work [--events 2000] [--output F]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from batch_layer.job import run_batch
+from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
+from config.settings import Settings
+from designs.kappa.reprocess import reprocess
+from designs.lambda_arch.epochs import run_speed
+from designs.platform import build
+from event_log.topics import end_offsets, ensure_topics
+from lake.spark import build_session
+from lake.tables import Tables
+from measure.machine import broker, machine
+from speed_layer.lane import lane_root
+from speed_layer.metrics import read_metrics
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "small_work.json"
+OPERATIONS = ("batch", "kappa", "speed")
+#: issue 32 item 4's targets, seconds
+TARGETS = {"batch": 15.0, "kappa": 15.0, "speed": 10.0}
+
+
+def spark_jobs(spark: SparkSession) -> int:
+    """Spark jobs started in this JVM so far (the scheduler's next job id)."""
+    jvm_context = spark.sparkContext._jsc.sc()  # type: ignore[union-attr]
+    return int(jvm_context.dagScheduler().nextJobId().get())
+
+
+def measured(spark: SparkSession, run: Callable[[], dict[str, float]]) -> dict[str, Any]:
+    """Seconds, steps and Spark jobs of one run of an operation."""
+    jobs = spark_jobs(spark)
+    started = time.perf_counter()
+    steps = run()
+    return {
+        "seconds": round(time.perf_counter() - started, 1),
+        "steps": steps,
+        "spark_jobs": spark_jobs(spark) - jobs,
+    }
+
+
+def first_micro_batch(spark: SparkSession, settings: Settings) -> dict[str, float]:
+    """Catch a new Lambda speed lane up on the log; its first micro-batch's phases (s)."""
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
+    lane = lane_root(Tables.of(settings), "lambda-speed")
+    phases = (read_metrics(spark, lane) or {}).get("recent_phase_ms") or [{}]
+    first = phases[0]
+    inside = ("prepare", "count", "commit", "maintain")
+    return {
+        "micro_batch": round(first.get("triggerExecution", 0) / 1000, 1),
+        **{name: round(first[name] / 1000, 1) for name in inside if name in first},
+    }
+
+
+def operation(
+    spark: SparkSession, settings: Settings, name: str, attempt: int, root: Path
+) -> dict[str, float]:
+    """Run operation ``name`` once (``attempt`` 0 or 1); its steps in seconds."""
+    if name == "batch":
+        return run_batch(spark, settings, build(settings).registry, force=attempt > 0).steps
+    if name == "kappa":
+        kappa = settings.model_copy(update={"mode": "kappa"})
+        return reprocess(spark, kappa, build(kappa).registry).steps
+    storage = settings.storage.model_copy(update={"root": str(root / f"speed-{attempt}")})
+    return first_micro_batch(spark, settings.model_copy(update={"storage": storage}))
+
+
+def child(args: argparse.Namespace) -> None:
+    """One operation, twice, in this fresh process; JSON to ``args.output``."""
+    root = Path(args.root)
+    with broker(args.bootstrap, root / "kafka") as base:
+        started = time.perf_counter()
+        settings = isolated(base, args.label, root)
+        spark = build_session(settings, app_name=f"lk-small-{args.child}")
+        session_s = round(time.perf_counter() - started, 1)
+        runs = []
+        for attempt in (0, 1):
+            runs.append(
+                measured(spark, lambda: operation(spark, settings, args.child, attempt, root))  # noqa: B023  (called at once)
+            )
+            print(args.child, attempt, runs[-1], flush=True)
+        Path(args.output).write_text(json.dumps({"session_start_s": session_s, "runs": runs}))
+        spark.stop()
+
+
+def verdict(operation: str, report: dict[str, Any]) -> dict[str, Any]:
+    """The figure held against the target: the reprocess and batch run whole, the first
+    micro-batch's own duration (not the lane's start around it)."""
+    first, second = report["runs"]
+    if operation == "speed":
+        figure, warm = first["steps"]["micro_batch"], second["steps"]["micro_batch"]
+    else:
+        figure, warm = first["seconds"], second["seconds"]
+    target = TARGETS[operation]
+    return {"seconds": figure, "warm_seconds": warm, "target_s": target, "met": figure <= target}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=2_000)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--bootstrap", default=None)
+    parser.add_argument("--child", choices=OPERATIONS, help=argparse.SUPPRESS)
+    parser.add_argument("--label", help=argparse.SUPPRESS)
+    parser.add_argument("--root", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    with (
+        tempfile.TemporaryDirectory(prefix="lk-small-") as tmp,
+        broker(args.bootstrap, Path(tmp) / "kafka") as base,
+    ):
+        label = f"small_{int(time.time())}"
+        settings = isolated(base, label, Path(tmp))
+        info = machine(settings)
+        ensure_topics(settings)
+        spark = build_session(settings, app_name="lk-small-load")
+        load_topic(spark, settings, records_file(spec_for(args.events)))
+        spark.stop()
+        offsets = sum(end_offsets(settings, settings.kafka.events_topic).values())
+        results: dict[str, Any] = {}
+        for operation in OPERATIONS:
+            part = Path(tmp) / f"{operation}.json"
+            command = [sys.executable, "-m", "benchmarks.small_work", "--child", operation]
+            command += ["--bootstrap", settings.kafka.bootstrap_servers, "--label", label]
+            command += ["--root", str(Path(tmp) / operation), "--output", str(part)]
+            subprocess.run(command, check=True)
+            report = json.loads(part.read_text())
+            results[operation] = {**verdict(operation, report), **report}
+        output = {
+            "benchmark": "small_work",
+            "machine": info,
+            "events": args.events,
+            "log_offsets": offsets,
+            "results": results,
+        }
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(output, indent=2))
+        for operation, r in results.items():
+            print(
+                f"{operation}: {r['seconds']} s (warm {r['warm_seconds']} s), "
+                f"target {r['target_s']} s, session start {r['session_start_s']} s",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
