@@ -52,7 +52,7 @@ TARGETS = {"batch": 15.0, "kappa": 15.0, "speed": 10.0}
 
 def spark_jobs(spark: SparkSession) -> int:
     """Spark jobs started in this JVM so far (the scheduler's next job id)."""
-    jvm_context = spark.sparkContext._jsc.sc()  # type: ignore[union-attr]
+    jvm_context = spark.sparkContext._jsc.sc()
     return int(jvm_context.dagScheduler().nextJobId().get())
 
 

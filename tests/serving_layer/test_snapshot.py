@@ -1,0 +1,101 @@
+"""A served snapshot answers by key, by other columns and whole, rows rendered as asked."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+import pytest
+from pyspark.sql.types import (
+    DecimalType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from lake.source import StateTable
+from serving_layer.snapshot import ViewSnapshot
+
+pytestmark = pytest.mark.unit
+
+SCHEMA = StructType(
+    [
+        StructField("user_id", StringType()),
+        StructField("product_id", StringType()),
+        StructField("quantity", LongType()),
+        StructField("value", DecimalType(10, 2)),
+        StructField("updated_at", TimestampType()),
+    ]
+)
+AT = datetime(2026, 11, 27, 6, 0)
+ROWS = [
+    ("u1", "p1", 2, Decimal("3.50"), AT),
+    ("u1", "p2", 1, Decimal("10.00"), AT),
+    ("u2", "p1", 2, Decimal("3.50"), AT),
+    ("u3", "p3", 5, Decimal("1.25"), AT),
+]
+
+
+def snapshot(rows: list[tuple]) -> ViewSnapshot:
+    return ViewSnapshot(
+        name="carts",
+        key=("user_id", "product_id"),
+        schema=SCHEMA,
+        rows=rows,
+        table=StateTable("/nowhere"),
+        version=3,
+        refreshed_at=AT,
+    )
+
+
+def test_a_point_query_by_the_whole_key_gives_its_one_row_rendered() -> None:
+    got = snapshot(ROWS).select({"user_id": "u2", "product_id": "p1"})
+    assert got == [
+        {
+            "user_id": "u2",
+            "product_id": "p1",
+            "quantity": 2,
+            "value": 3.5,
+            "updated_at": "2026-11-27T06:00:00.000Z",
+        }
+    ]
+
+
+def test_filters_on_part_of_the_key_or_other_columns_keep_presentation_order() -> None:
+    carts = snapshot(ROWS)
+    assert [r["product_id"] for r in carts.select({"user_id": "u1"})] == ["p1", "p2"]
+    assert [r["user_id"] for r in carts.select({"quantity": 2})] == ["u1", "u2"]
+    assert [r["user_id"] for r in carts.select({"product_id": "p1", "quantity": 2})] == [
+        "u1",
+        "u2",
+    ]
+    assert carts.select({"user_id": "u9"}) == []
+    assert [r["user_id"] for r in carts.select({}, limit=3)] == ["u1", "u1", "u2"]
+
+
+def test_a_key_held_twice_answers_with_both_rows_first_row_first() -> None:
+    doubled = snapshot([*ROWS, ("u1", "p1", 7, Decimal("0.10"), AT)])
+    got = doubled.select({"user_id": "u1", "product_id": "p1"})
+    assert [r["quantity"] for r in got] == [2, 7]
+
+
+def test_a_row_is_rendered_once_and_the_same_for_every_request() -> None:
+    carts = snapshot(ROWS)
+    first = carts.select({"user_id": "u3"})
+    again = carts.select({"quantity": 5})
+    assert (
+        first
+        == again
+        == [
+            {
+                "user_id": "u3",
+                "product_id": "p3",
+                "quantity": 5,
+                "value": 1.25,
+                "updated_at": "2026-11-27T06:00:00.000Z",
+            }
+        ]
+    )
+    assert first[0] is again[0]
