@@ -365,7 +365,7 @@ def kappa_validate(built: dict[str, Any]) -> dict[str, Any]:
 
 
 def kappa_switch(built: dict[str, Any]) -> dict[str, Any]:
-    """Step 5: save the v-old/v-new diff, point readers at the new version; the old one stays."""
+    """Step 5: point readers at the new version, then save the v-old/v-new diff; the old stays."""
     from designs.kappa.reprocess import ReprocessPlan, switch
     from designs.platform import build
 
