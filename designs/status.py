@@ -60,7 +60,7 @@ def lane_status(
         "processed_rows_per_second": metrics.get("processed_rows_per_second"),
         "median_batch_seconds": phases.get("triggerExecution"),
         "median_phase_seconds": phases,
-        "dedup_state": _ids_held(metrics.get("dedup_state"), settings, totals),
+        "dedup_state": with_ids_held(metrics.get("dedup_state"), settings, totals),
         "log_outages": metrics.get("log_outages"),
         **dedup_outcome(totals["deduplicated"], metrics),
         "view_settings": lane.views,
@@ -69,7 +69,7 @@ def lane_status(
     }
 
 
-def _ids_held(
+def with_ids_held(
     state: dict[str, Any] | None, settings: Settings, totals: dict[str, Any]
 ) -> dict[str, Any] | None:
     """The de-duplication state, with the ids it holds counted from the progress rows.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from designs.status import median_phases
+from config.settings import load_settings
+from designs.status import median_phases, with_ids_held
 
 pytestmark = pytest.mark.unit
 
@@ -25,3 +26,19 @@ def test_each_phase_gets_the_median_of_the_micro_batches_that_reported_it():
 
 def test_no_recent_micro_batch_means_no_phases():
     assert median_phases([]) == {}
+
+
+STATE = {"rows": 0, "rows_updated": 0, "duplicates": 3, "stateUpdates": 120}
+
+
+def test_without_a_horizon_the_ids_held_are_the_records_the_lane_let_through():
+    settings = load_settings(stream={"dedup_horizon": None})
+    got = with_ids_held(STATE, settings, {"input_rows": 1_234})
+    assert got == {"rows": 1_234, "rows_updated": 0, "duplicates": 3, "stateUpdates": 120}
+
+
+def test_with_a_horizon_spark_counts_the_ids_held_as_they_expire():
+    settings = load_settings(stream={"dedup_horizon": "30 minutes"})
+    state = {**STATE, "rows": 987}
+    assert with_ids_held(state, settings, {"input_rows": 1_234}) == state
+    assert with_ids_held(None, settings, {"input_rows": 1_234}) is None
