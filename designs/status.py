@@ -74,9 +74,10 @@ def with_ids_held(
 ) -> dict[str, Any] | None:
     """The de-duplication state, with the ids it holds counted from the progress rows.
 
-    Without a horizon every record that reached the views is an id held for good, and
-    Spark's state stores do not count them (``lake.spark.STATE_STORE_ROWS``); with one,
-    only Spark knows how many have expired, and it counts.
+    Without a horizon every record the lane let through (valid or malformed, each
+    malformed one keyed apart) is an id held for good, and Spark's state stores do not
+    count them (``lake.spark.STATE_STORE_ROWS``); with one, only Spark knows how many
+    have expired, and it counts.
     """
     if state is None or settings.stream.dedup_horizon is not None:
         return state
