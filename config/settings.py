@@ -39,6 +39,7 @@ CatalogJoin = Literal["current", "as_of_event_time"]
 
 _UNITS = {
     "ms": 0.001,
+    "millisecond": 0.001,  # what format_duration writes for a fraction of a second
     "s": 1,
     "sec": 1,
     "second": 1,

@@ -5,7 +5,14 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from config.settings import ConfigError, load_settings, parse_duration, with_sections
+from config.settings import (
+    ConfigError,
+    Settings,
+    format_duration,
+    load_settings,
+    parse_duration,
+    with_sections,
+)
 from lk.cli.app import app
 
 pytestmark = pytest.mark.unit
@@ -45,6 +52,15 @@ def test_unknown_fields_are_rejected():
 )
 def test_durations_read_like_people_write_them(text, seconds):
     assert parse_duration(text) == timedelta(seconds=seconds)
+
+
+@pytest.mark.parametrize("seconds", [0.25, 1.5, 90, 600])
+def test_a_written_duration_reads_back_the_same(seconds):
+    """Settings saved as JSON (a comparison's own, read by the dashboard) load again."""
+    written = format_duration(timedelta(seconds=seconds))
+    assert parse_duration(written) == timedelta(seconds=seconds)
+    settings = load_settings(serving={"refresh_interval": timedelta(seconds=seconds)})
+    assert Settings.model_validate(settings.model_dump(mode="json")).serving == settings.serving
 
 
 def test_the_cli_exits_with_the_field_named(monkeypatch):
