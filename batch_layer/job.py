@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
@@ -31,6 +30,7 @@ from event_log.topics import end_offsets
 from lake import storage
 from lake.offsets import below
 from lake.tables import Tables
+from measure.laps import Laps
 from quality.checks import (
     CheckReport,
     QualityError,
@@ -300,12 +300,7 @@ def run_batch(
         QualityError: a check failed; the run is recorded as failed and the previously
             published views stay published.
     """
-    started = time.perf_counter()
-    steps: dict[str, float] = {}
-
-    def lap(step: str) -> None:
-        steps[step] = round(time.perf_counter() - started - sum(steps.values()), 1)
-
+    lap = Laps()
     warm_up()  # Great Expectations' first use in a process, beside the views' Spark jobs
     computed = compute_run(spark, settings, registry, force=force, on_view=on_view)
     if computed.skipped:
@@ -315,7 +310,7 @@ def run_batch(
     lap("validate")
     published = publish_run(spark, settings, computed.run)
     lap("publish")
-    return BatchResult(run=published, skipped=False, checks=checks, steps=steps)
+    return BatchResult(run=published, skipped=False, checks=checks, steps=lap.seconds())
 
 
 def _drop_old_runs(spark: SparkSession, tables: Tables) -> None:

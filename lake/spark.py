@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -79,6 +79,26 @@ def driver_java_options(settings: Settings, dump_classes_to: Path | None = None)
 
 #: Whether RocksDB state stores count their rows (Spark's ``numRowsTotal``).
 STATE_STORE_ROWS = "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows"
+
+
+@contextmanager
+def session_settings(spark: SparkSession, conf: Mapping[str, str]) -> Iterator[None]:
+    """Set ``conf`` on the session for the block, then put back what was there before.
+
+    For a setting that only one action needs (a streaming query copies its session's
+    settings when it starts; OPTIMIZE reads its file size when it plans).
+    """
+    before = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, earlier in before.items():
+            if earlier is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, earlier)
 
 
 def session_conf(settings: Settings, dump_classes_to: Path | None = None) -> dict[str, str]:

@@ -41,6 +41,7 @@ from pyspark.sql.types import StructType
 
 from lake import storage
 from lake.source import PART, StateTable
+from lake.spark import session_settings
 from speed_layer.lane import Lane
 
 LATE, QUARANTINE, RETAINED, PROGRESS = "late", "quarantine", "retained", "progress"
@@ -169,16 +170,8 @@ def merge_small_files(spark: SparkSession, lane: Lane, parts: Iterable[str]) -> 
     part's whole history. Same rows before and after (Delta's OPTIMIZE).
     """
     listed = ", ".join("'" + p.replace("'", "''") + "'" for p in parts)
-    conf = "spark.databricks.delta.optimize.minFileSize"
-    before = spark.conf.get(conf, None)
-    spark.conf.set(conf, str(SMALL_FILE))
-    try:
+    with session_settings(spark, {"spark.databricks.delta.optimize.minFileSize": str(SMALL_FILE)}):
         spark.sql(f"OPTIMIZE delta.`{lane.log}` WHERE {PART} IN ({listed})").collect()
-    finally:
-        if before is None:
-            spark.conf.unset(conf)
-        else:
-            spark.conf.set(conf, before)
 
 
 def vacuum(spark: SparkSession, lane: Lane) -> None:

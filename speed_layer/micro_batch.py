@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -66,6 +65,7 @@ from event_log.topics import EndOffsets
 from lake import quarantine
 from lake.inline import one_row
 from lake.offsets import below
+from measure.laps import Laps
 from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets, offsets_read
 from speed_layer.epoch import Epoch
@@ -80,20 +80,6 @@ from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
 TIMINGS_KEPT = 8  # micro-batches whose phase timings wait for the lane to report them
-
-
-class Laps:
-    """Milliseconds spent in each phase of one micro-batch, phase after phase."""
-
-    def __init__(self) -> None:
-        self._at = time.perf_counter()
-        self.ms: dict[str, int] = {}
-
-    def __call__(self, phase: str) -> None:
-        """End ``phase`` now (the next one starts)."""
-        now = time.perf_counter()
-        self.ms[phase] = round((now - self._at) * 1000)
-        self._at = now
 
 
 class MicroBatchProcessor:

@@ -14,7 +14,7 @@ from config.settings import Settings, format_duration
 from event_log.contract import EventContract
 from event_log.decode import decode_events
 from event_log.kafka_source import read_stream
-from lake.spark import STATE_STORE_ROWS
+from lake.spark import STATE_STORE_ROWS, session_settings
 from speed_layer.lane import Lane
 from speed_layer.micro_batch import MicroBatchProcessor
 
@@ -81,10 +81,7 @@ def start_lane(
     conf = {STATE_STORE_ROWS: str(settings.stream.dedup_horizon is not None).lower()}
     if catching_up:
         conf["spark.sql.streaming.noDataMicroBatches.enabled"] = "false"
-    before = {key: spark.conf.get(key, None) for key in conf}
-    for key, value in conf.items():
-        spark.conf.set(key, value)
-    try:
+    with session_settings(spark, conf):
         return (
             deduplicated_events(spark, settings, processor.registry.contract)
             .writeStream.foreachBatch(processor)
@@ -93,9 +90,3 @@ def start_lane(
             .trigger(processingTime=interval)
             .start()
         )
-    finally:
-        for key, earlier in before.items():
-            if earlier is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, earlier)

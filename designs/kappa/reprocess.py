@@ -54,6 +54,7 @@ from designs.kappa.versions import (
 from event_log.topics import end_offsets, start_offsets
 from lake import storage
 from lake.tables import Tables
+from measure.laps import Laps
 from quality import warm_up
 from speed_layer import progress
 from speed_layer.checkpoint import first_offsets, last_committed, planned_offsets
@@ -359,11 +360,7 @@ def reprocess(
         QualityError: a view of the new version failed its checks; the old one serves.
     """
     started = time.perf_counter()
-    steps: dict[str, float] = {}
-
-    def lap(step: str) -> None:
-        steps[step] = round(time.perf_counter() - started - sum(steps.values()), 1)
-
+    lap = Laps()
     plan = begin(spark, settings)
     lane = open_version(spark, settings, plan.version)
 
@@ -390,7 +387,7 @@ def reprocess(
         diff,
         resumed=plan.resumed,
         abandoned=plan.abandoned,
-        steps=steps,
+        steps=lap.seconds(),
     )
 
 
