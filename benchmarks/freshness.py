@@ -14,9 +14,11 @@ fell behind it (a run whose generator fell behind is marked invalid). Every
   as the contract requires) and whose commit carries each view's contribution over the
   micro-batch: the least any design serving these views pays here.
 * ``lk`` / ``lk-tuned`` - ``lk speed`` (Lambda) and ``lk serve`` in subprocesses, with
-  the default settings / the same knobs. A probe is visible when its cart line is in
-  ``GET /views/cart_state`` over HTTP (polled every 50 ms with the last answer's ETag,
-  so an unchanged view costs a ``304``, not thousands of rows).
+  the default settings / the same knobs. ``lk-whole-reload``: ``lk`` with
+  ``serving.merge_appends`` off (every lane commit reloads each view whole). A probe
+  is visible when its cart line is in ``GET /views/cart_state`` over HTTP (polled
+  every 50 ms with the last answer's ETag, so an unchanged view costs a ``304``, not
+  thousands of rows).
 
 Reported per contender: p50/p95/p99/max of visible - acknowledged (and of visible -
 due, which hides no queueing in the generator), the median micro-batch; lk's p99 over
@@ -45,6 +47,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC
+from functools import partial
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -216,8 +219,16 @@ def over_time(
     result["flat"] = {name: flat(s, args.seconds, args.slice) for name, s in per.items()}
 
 
-def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    """``lk speed`` + ``lk serve``; a probe is visible when the HTTP API returns its cart line."""
+def run_lk(
+    settings: Settings,
+    args: argparse.Namespace,
+    workdir: Path,
+    more_env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """``lk speed`` + ``lk serve``; a probe is visible when the HTTP API returns its cart line.
+
+    ``more_env``: settings of this contender's own (``LK_*``), after the run's.
+    """
     port = free_ports(1)[0]
     env = {
         **os.environ,
@@ -230,6 +241,7 @@ def run_lk(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[
         "LK_STREAM__TRIGGER_INTERVAL": settings.stream.trigger_interval,
         "LK_SPARK__CONF": json.dumps(settings.spark.conf),
         "LK_WATCHDOG__HOME": str(workdir / "run"),
+        **(more_env or {}),
     }
     procs = [
         subprocess.Popen(
@@ -424,12 +436,16 @@ def run_floor_views(settings: Settings, args: argparse.Namespace, workdir: Path)
     return run_floor(settings, args, workdir, default_registry())
 
 
-CONTENDERS = {
+Contender = Callable[[Settings, argparse.Namespace, Path], dict[str, Any]]
+#: name -> how it runs, and whether the ``TUNED`` knobs apply
+CONTENDERS: dict[str, tuple[Contender, bool]] = {
     "floor": (run_floor, False),
     "floor-tuned": (run_floor, True),
     "floor-views": (run_floor_views, True),
     "lk": (run_lk, False),
     "lk-tuned": (run_lk, True),
+    # lk as it served before merge_appends: every lane commit reloads each view whole
+    "lk-whole-reload": (partial(run_lk, more_env={"LK_SERVING__MERGE_APPENDS": "false"}), False),
 }
 
 
@@ -441,7 +457,7 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
         if r.get("visibility_seconds")
     }
     out: dict[str, float] = {}
-    for lk in ("lk", "lk-tuned"):
+    for lk in ("lk", "lk-tuned", "lk-whole-reload"):
         if lk not in p99:
             continue
         for floor in ("floor", "floor-tuned", "floor-views"):
@@ -465,7 +481,10 @@ def main() -> None:
         "--slice", type=float, default=600, help="seconds per slice of the per-slice figures"
     )
     parser.add_argument(
-        "--contenders", nargs="+", choices=list(CONTENDERS), default=list(CONTENDERS)
+        "--contenders",
+        nargs="+",
+        choices=list(CONTENDERS),
+        default=[name for name in CONTENDERS if name != "lk-whole-reload"],
     )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()

@@ -390,6 +390,12 @@ class ServingSettings(_Section):
         "moves (a reload is a Spark job beside the lane's); the next request for it waits "
         "for one reload",
     )
+    merge_appends: bool = Field(
+        True,
+        description="between a lane's compactions, a reload reads only the files the lane's "
+        "commits appended to a view and merges them onto the view's state cached at the last "
+        "whole read (exact: docs/architecture.md); off, every reload reads the view whole",
+    )
 
 
 class QualitySettings(_Section):

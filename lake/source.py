@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
 
 from config.errors import LkError
+from lake import storage
 
 if TYPE_CHECKING:
     from config.settings import ViewSettings
@@ -51,6 +53,27 @@ class StateTable:
         if self.column is not None:
             frame = frame.select(f"`{self.column}`.*")
         return frame
+
+    def appended_files(
+        self, spark: SparkSession, since: int, until: int, *, most: int | None = None
+    ) -> list[str] | None:
+        """The files commits after ``since`` up to ``until`` added to the view's rows.
+
+        None unless they only appended to them (:func:`lake.storage.appended_files`).
+        """
+        partition = None if self.part is None else {PART: self.part}
+        return storage.appended_files(spark, self.path, since, until, partition, most=most)
+
+    def read_files(self, spark: SparkSession, files: list[str], fields: StructType) -> DataFrame:
+        """The view's state rows in ``files`` (data files of this table), ``fields`` each.
+
+        Read as the Parquet files they are, without resolving a Delta snapshot: for
+        files :meth:`appended_files` named, whose rows need nothing a snapshot adds.
+        """
+        if self.column is None:
+            return spark.read.schema(fields).parquet(*files)
+        wrapped = StructType([StructField(self.column, fields)])
+        return spark.read.schema(wrapped).parquet(*files).select(f"`{self.column}`.*")
 
     def __str__(self) -> str:
         return self.path if self.part is None else f"{self.path} [{self.part}]"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -120,6 +121,85 @@ def commit_actions(spark: SparkSession, uri: str, version: int) -> list[dict[str
     else:
         text = read_text(spark, log)
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def appended_files(
+    spark: SparkSession,
+    uri: str,
+    since: int,
+    until: int,
+    partition: Mapping[str, str] | None = None,
+    *,
+    most: int | None = None,
+) -> list[str] | None:
+    """The data files commits ``since`` (exclusive) to ``until`` added to ``partition``.
+
+    None unless those commits only appended there, so that the rows at ``until`` are
+    the rows at ``since`` plus these files: a file removed from the partition (a
+    compaction, a delete, a restore), a file added again without new data
+    (``dataChange`` false), a deletion vector, a change of schema or protocol, an
+    action that does not say its partition, a commit file no longer kept, a path Spark
+    would read as a pattern, or more than ``most`` files all mean "read it whole".
+    ``partition`` maps partition columns to values (None: the whole table). Read from
+    the commit files alone, no Spark job.
+    """
+    root = uri.rstrip("/")
+    files: list[str] = []
+    for version in range(since + 1, until + 1):
+        try:
+            actions = commit_actions(spark, uri, version)
+        except Exception:  # a missing or unreadable commit file (OSError, or py4j's)
+            return None
+        for action in actions:
+            if "metaData" in action or "protocol" in action:
+                return None
+            for kind in ("add", "remove"):
+                change = action.get(kind)
+                if change is None:
+                    continue
+                touches = _touches(change, partition)
+                if touches is None:
+                    return None  # it does not say its partition: it may be ours
+                if not touches:
+                    continue
+                if kind == "remove" or not change.get("dataChange", True):
+                    return None
+                if change.get("deletionVector") or _GLOB.search(change["path"]):
+                    return None
+                path = unquote(change["path"])
+                files.append(path if urlparse(path).scheme else f"{root}/{path}")
+        if most is not None and len(files) > most:
+            return None
+    return files
+
+
+def commit_stamp(spark: SparkSession, uri: str, version: int) -> str | None:
+    """What tells commit ``version`` from another with the same number; None if it is gone.
+
+    A table deleted and written again (a lane's recovery does that to a log its crashed
+    first micro-batch created) numbers its commits from 0 again: its ``commitInfo``
+    (time, transaction id) is what differs.
+    """
+    try:
+        actions = commit_actions(spark, uri, version)
+    except Exception:  # a missing or unreadable commit file (OSError, or py4j's)
+        return None
+    info = next((a["commitInfo"] for a in actions if "commitInfo" in a), None)
+    return None if info is None else json.dumps(info, sort_keys=True)
+
+
+_GLOB = re.compile(r"[*?\[\]{}\\]")
+"""Characters Spark's reader would expand as a glob pattern in a path."""
+
+
+def _touches(change: Mapping[str, Any], partition: Mapping[str, str] | None) -> bool | None:
+    """Whether an ``add`` or ``remove`` touches ``partition``; None when it does not say."""
+    if partition is None:
+        return True
+    values = change.get("partitionValues")
+    if values is None or any(key not in values for key in partition):
+        return None
+    return all(values[key] == value for key, value in partition.items())
 
 
 def local_path(uri: str) -> str | None:

@@ -6,9 +6,11 @@ batch runs log, and its lane's log only while the lane is not on the newest run'
 epoch). Only when one of them moved does it resolve the source again (with Spark).
 Then it probes
 the version of every served view table and reloads a view only when its table or
-version changed, through the one presentation code path: ``view.serve(state)`` on
-the SparkSession the process built once. Requests never touch Spark; they read the
-last published :class:`ServedState`.
+version changed, on the SparkSession the process built once: the view's merge rule
+and presentation over its state, read whole, or, for a lane's view between
+compactions, the files appended since merged onto the state cached at its last whole
+read (:class:`MergedBase`). Requests never touch Spark; they read the last published
+:class:`ServedState`.
 
 The views due for a reload are loaded at once, each on a thread of its own: a reload
 of a small view is mostly fixed cost (resolving the Delta version, listing its files,
@@ -32,11 +34,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from config.settings import Settings
 from lake.source import ServingSource, StateTable, ViewNotReadyError
-from lake.storage import delta_version
+from lake.storage import commit_stamp, delta_version
 from serving_layer.snapshot import ViewSnapshot
 from views.base import View
 from views.registry import ViewRegistry
@@ -80,34 +83,127 @@ class ServedState:
         return self.source is not None and bool(self.views)
 
 
-def load_snapshot(spark: SparkSession, view: View, table: StateTable, version: int) -> ViewSnapshot:
+MAX_APPENDED = 32
+"""Files a reload merges onto a view's cached base before it reads the whole part again.
+
+A lane compacts every ``stream.compact_every`` micro-batches (a full reload, a new base),
+so this bounds only a lane that does not."""
+
+
+@dataclass(frozen=True)
+class MergedBase:
+    """A lane view's merged state at one version, cached in the serving session.
+
+    Between compactions a lane's commits only append partial results to a view's part,
+    so a reload merges the files appended since onto this instead of reading and
+    merging the whole part again: merging merged state with more partial results equals
+    merging them all, the law compaction relies on too (:mod:`views.base`).
+
+    Attributes:
+        table: the view's part of the lane's log.
+        version: the version ``merged`` was read at.
+        stamp: that commit's ``commitInfo`` (:func:`lake.storage.commit_stamp`): a log
+            deleted and written again numbers its commits from 0 again.
+        merged: the view's merged state at ``version`` (persisted).
+        fields: the state rows' schema, to read appended files with.
+        appended: the files merged onto it by the last reload.
+    """
+
+    table: StateTable
+    version: int
+    stamp: str | None
+    merged: DataFrame
+    fields: StructType
+    appended: tuple[str, ...] = ()
+
+    def appended_since(
+        self, spark: SparkSession, table: StateTable, version: int
+    ) -> list[str] | None:
+        """The files appended to ``table`` since this base, up to ``version``.
+
+        None when this base cannot serve as one for it: another table, a log written
+        again, anything but appends since (:func:`lake.storage.appended_files`).
+        """
+        if table != self.table or version < self.version:
+            return None
+        if commit_stamp(spark, table.path, self.version) != self.stamp:
+            return None
+        return table.appended_files(spark, self.version, version, most=MAX_APPENDED)
+
+
+Loaded = tuple[ViewSnapshot, MergedBase | None]
+"""A reload's snapshot, and the base the next reload of the view merges onto."""
+
+
+def load_snapshot(
+    spark: SparkSession,
+    view: View,
+    table: StateTable,
+    version: int,
+    *,
+    base: MergedBase | None = None,
+    previous: ViewSnapshot | None = None,
+    cache_base: bool = True,
+) -> Loaded:
     """Presented rows of ``view`` from its state ``table`` as of ``version``.
 
     Args:
         spark: the session to read with.
-        view: the view whose ``present`` and ``order_by`` apply.
-        table: where the view's merged state is kept.
+        view: the view whose ``merge``, ``present`` and ``order_by`` apply.
+        table: where the view's state is kept.
         version: the table version to read (the one the snapshot reports).
+        base: the view's cached state from an earlier reload, if any: when the commits
+            since only appended to the view's part, only their files are read.
+        previous: the snapshot served now; kept (at ``version``) when nothing was
+            appended to the view since.
+        cache_base: whether a whole read of a lane view caches its merged state as a
+            base (``serving.merge_appends``).
 
     Returns:
-        The snapshot, indexed on the view's key.
+        The snapshot, indexed on the view's key, and the base a later reload merges
+        onto (None for a whole table, which nothing appends to between rewrites).
     """
-    state = table.read(spark, version)
-    presented = view.serve(state)
-    if view.order_by:
-        # every row goes to this driver anyway: one task sorts them, where a global
-        # orderBy would first sample the rows in a job of its own, then shuffle them
-        presented = presented.coalesce(1).sortWithinPartitions(*view.order_by)
-    rows = presented.collect()
-    return ViewSnapshot(
+    files = None if base is None else base.appended_since(spark, table, version)
+    fresh = None  # a base this call persisted: released if the reload fails
+    if base is not None and files is not None:
+        if previous is not None and previous.table == table and tuple(files) == base.appended:
+            return previous.at(version, now()), base
+        appended = table.read_files(spark, files, base.fields)
+        merged = view.merge(base.merged.unionByName(appended)) if files else base.merged
+        base = replace(base, appended=tuple(files))
+    elif table.part is None or not cache_base:
+        merged, base = view.merge(table.read(spark, version)), None
+    else:
+        state = table.read(spark, version)
+        merged = fresh = view.merge(state).persist()
+        stamp = commit_stamp(spark, table.path, version)
+        base = MergedBase(table, version, stamp, merged, state.schema)
+    try:
+        rows, schema = _presented_rows(view, merged)
+    except BaseException:
+        if fresh is not None:
+            fresh.unpersist()
+        raise
+    snapshot = ViewSnapshot(
         name=view.name,
         key=view.key,
-        schema=presented.schema,
+        schema=schema,
         rows=rows,
         table=table,
         version=version,
         refreshed_at=now(),
     )
+    return snapshot, base
+
+
+def _presented_rows(view: View, merged: DataFrame) -> tuple[list, StructType]:
+    """The view's presented rows over its ``merged`` state, in its order, and their schema."""
+    presented = view.present(merged)
+    if view.order_by:
+        # every row goes to this driver anyway: one task sorts them, where a global
+        # orderBy would first sample the rows in a job of its own, then shuffle them
+        presented = presented.coalesce(1).sortWithinPartitions(*view.order_by)
+    return presented.collect(), presented.schema
 
 
 class Refresher:
@@ -157,6 +253,8 @@ class Refresher:
         self._loaded = threading.Event()
         self._refresh_lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        #: view name -> its merged state cached for the next reload (:class:`MergedBase`)
+        self._bases: dict[str, MergedBase] = {}
 
     @property
     def state(self) -> ServedState:
@@ -272,6 +370,8 @@ class Refresher:
                         views[view.name] = old
                         continue
                 due.append((view, table, version))
+            for name in missing:
+                self._keep_base(name, None)
             for snapshot in self._load(due):
                 views[snapshot.name] = snapshot
                 changed.add(snapshot.name)
@@ -296,11 +396,57 @@ class Refresher:
             return bool(changed)
 
     def _load(self, due: list[tuple[View, StateTable, int]]) -> list[ViewSnapshot]:
-        """Load the views due, side by side (module docstring); in registry order."""
+        """Load the views due, side by side (module docstring); in registry order.
+
+        Each view's cached base (:class:`MergedBase`) is handed to its reload and
+        replaced by what the reload returns; a base no longer used is released.
+        """
+        current = self._state.views
+
+        def load(job: tuple[View, StateTable, int]) -> Loaded:
+            view, table, version = job
+            return load_snapshot(
+                self.spark,
+                view,
+                table,
+                version,
+                base=self._bases.get(view.name),
+                previous=current.get(view.name),
+                cache_base=self.settings.serving.merge_appends,
+            )
+
+        def attempt(job: tuple[View, StateTable, int]) -> Loaded | BaseException:
+            try:
+                return load(job)
+            except BaseException as error:  # raised below, once every load has ended
+                return error
+
         if len(due) <= 1:
-            return [load_snapshot(self.spark, *job) for job in due]
-        with ThreadPoolExecutor(len(due), thread_name_prefix="lk-serving-load") as pool:
-            return list(pool.map(lambda job: load_snapshot(self.spark, *job), due))
+            outcomes = [attempt(job) for job in due]
+        else:
+            with ThreadPoolExecutor(len(due), thread_name_prefix="lk-serving-load") as pool:
+                outcomes = list(pool.map(attempt, due))
+        loaded = [o for o in outcomes if not isinstance(o, BaseException)]
+        failed = [o for o in outcomes if isinstance(o, BaseException)]
+        if failed:
+            # nothing of this cycle is published, so no base of it may stay: a base
+            # stands for the snapshot served with it
+            for snapshot, base in loaded:
+                kept = self._bases.get(snapshot.name)
+                if base is not None and (kept is None or kept.merged is not base.merged):
+                    base.merged.unpersist()
+            raise failed[0]
+        for snapshot, base in loaded:
+            self._keep_base(snapshot.name, base)
+        return [snapshot for snapshot, _ in loaded]
+
+    def _keep_base(self, name: str, base: MergedBase | None) -> None:
+        """Make ``base`` view ``name``'s cached state, releasing the one it replaces."""
+        old = self._bases.pop(name, None)
+        if base is not None:
+            self._bases[name] = base
+        if old is not None and (base is None or old.merged is not base.merged):
+            old.merged.unpersist()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -327,6 +473,9 @@ class Refresher:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+        with self._refresh_lock:  # a refresh thread that outlived the join keeps to itself
+            for name in list(self._bases):
+                self._keep_base(name, None)
         if self._owns_spark and self._spark is not None:
             self._spark.stop()
             self._spark = None

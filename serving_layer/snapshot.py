@@ -11,6 +11,7 @@ rendering every value would.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -165,7 +166,7 @@ class ViewSnapshot:
         columns: presented columns, in order.
         table: where the rows were read from (the view's merged state).
         version: the table version the rows were read at.
-        refreshed_at: when the rows were loaded (UTC, naive).
+        refreshed_at: when the rows were loaded, or last confirmed current (UTC, naive).
     """
 
     def __init__(
@@ -197,6 +198,15 @@ class ViewSnapshot:
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    def at(self, version: int, refreshed_at: datetime) -> ViewSnapshot:
+        """These rows, confirmed current at ``version`` (nothing was appended to the view).
+
+        The copy shares the rows, their indexes and rendered records: none of them change.
+        """
+        moved = copy.copy(self)
+        moved.version, moved.refreshed_at = version, refreshed_at
+        return moved
 
     def column(self, name: str) -> ColumnInfo | None:
         """The presented column called ``name``, or None."""

@@ -1,0 +1,158 @@
+"""Serving reload: a lane view read whole at a version, or merged onto the cached base.
+
+One run, one broker, one warm session: the benchmark workload is loaded into a fresh
+topic and the Lambda speed layer catches up on it in micro-batches of ``--offsets``
+offsets, fewer than ``stream.compact_every`` of them, so the log holds no compaction
+yet. Then, for every view, side by side in this session:
+
+* ``whole``: what ``lk serve`` did on every lane commit before, and does now after a
+  compaction: read the view's part at the newest version through Delta, merge it (and
+  cache that as the base for the reloads after it), present it, collect it;
+* ``after 1`` / ``after N``: what it does now, from a base cached at the version 1 / N
+  commits before: read the files those commits appended (found in the commit files),
+  merge them onto the base, present, collect. ``N`` is the most a lane appends between
+  two compactions (``compact_every - 1``).
+
+Each figure is the median of ``--repeat`` runs in a warm session, nothing else running
+(the reload's own cost, not what a busy machine adds to it); every incremental result
+is checked against the whole read (the same rows).
+
+Run: ``python -m benchmarks.serving_reload [--events 100000] [--offsets 12000]
+[--repeat 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
+from designs.lambda_arch.epochs import run_speed
+from designs.platform import build
+from event_log.topics import ensure_topics
+from lake.source import StateTable
+from lake.spark import build_session
+from lake.storage import delta_version
+from measure.machine import broker, machine
+from serving_layer.refresh import load_snapshot
+from serving_layer.snapshot import ViewSnapshot
+from views.base import View
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "serving_reload.json"
+
+
+def median_seconds(run: Callable[[], ViewSnapshot], repeat: int) -> tuple[float, ViewSnapshot]:
+    """Median wall seconds of ``repeat`` runs, and the last run's snapshot."""
+    seconds = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        snapshot = run()
+        seconds.append(time.perf_counter() - started)
+    return round(statistics.median(seconds), 3), snapshot
+
+
+def rows_of(snapshot: ViewSnapshot) -> list[str]:
+    """The snapshot's rows, comparable whatever their order."""
+    return sorted(repr(row) for row in snapshot._rows)
+
+
+def view_figures(
+    spark: SparkSession, view: View, table: StateTable, newest: int, behind: list[int], repeat: int
+) -> dict[str, Any]:
+    """One view reloaded whole at ``newest``, and merged onto bases ``behind`` commits older."""
+
+    def whole_read() -> ViewSnapshot:
+        snapshot, base = load_snapshot(spark, view, table, newest)
+        if base is not None:  # the base a whole read caches for the reloads after it
+            base.merged.unpersist()
+        return snapshot
+
+    whole, expected = median_seconds(whole_read, repeat)
+    figures: dict[str, Any] = {"rows": len(expected), "whole": whole}
+    for commits in behind:
+        _, base = load_snapshot(spark, view, table, newest - commits)
+        assert base is not None, f"{view.name} is not a lane view"
+        files = base.appended_since(spark, table, newest)
+        assert files is not None, f"{view.name}: more than appends since {base.version}"
+        seconds, merged = median_seconds(
+            partial(lambda b: load_snapshot(spark, view, table, newest, base=b)[0], base), repeat
+        )
+        assert rows_of(merged) == rows_of(expected), f"{view.name}: rows differ"
+        figures[f"after {commits}"] = {"seconds": seconds, "files": len(files)}
+        base.merged.unpersist()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--offsets", type=int, default=12_000, help="offsets per micro-batch")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    with (
+        tempfile.TemporaryDirectory(prefix="lk-reload-") as tmp,
+        broker(None, Path(tmp) / "kafka") as base_settings,
+    ):
+        settings = isolated(base_settings, "reload", Path(tmp))
+        stream = settings.stream.model_copy(update={"max_offsets_per_trigger": args.offsets})
+        settings = settings.model_copy(update={"stream": stream})
+        spark = build_session(settings, app_name="lk-serving-reload")
+        info = machine(settings)
+        ensure_topics(settings)
+        load_topic(spark, settings, records_file(spec_for(args.events)))
+        platform = build(settings)
+        run_speed(spark, settings, platform.registry, until_caught_up=True)
+        source = platform.serving_source(spark)
+        views = list(platform.registry)
+        newest = delta_version(spark, source.tables[views[0].name].path)
+        assert newest is not None
+        behind = sorted({1, min(newest, settings.stream.compact_every - 1)})
+        per_view: dict[str, dict[str, Any]] = {}
+        for view in views:
+            per_view[view.name] = view_figures(
+                spark, view, source.tables[view.name], newest, behind, args.repeat
+            )
+            print(view.name, per_view[view.name], flush=True)
+        totals = {
+            "whole": round(sum(f["whole"] for f in per_view.values()), 2),
+            **{
+                f"after {n}": round(sum(f[f"after {n}"]["seconds"] for f in per_view.values()), 2)
+                for n in behind
+            },
+        }
+        report = {
+            "benchmark": "serving_reload",
+            "machine": info,
+            "events": args.events,
+            "max_offsets_per_trigger": args.offsets,
+            "log_version": newest,
+            "repeat": args.repeat,
+            "what": "seconds per reload of one view in a warm session, median of repeats; "
+            "whole = read at the version through Delta; after N = merged onto a base N "
+            "commits older (the files those commits appended)",
+            "views": per_view,
+            "total_over_views": totals,
+            "ratios": {
+                f"after {n} / whole": round(totals[f"after {n}"] / totals["whole"], 2)
+                for n in behind
+            },
+        }
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(report, indent=2))
+        print(json.dumps({"totals": totals, "ratios": report["ratios"]}), flush=True)
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()
