@@ -10,8 +10,9 @@ yet. Then, for every view, side by side in this session:
   cache that as the base for the reloads after it), present it, collect it;
 * ``after 1`` / ``after N``: what it does now, from a base cached at the version 1 / N
   commits before: read the files those commits appended (found in the commit files),
-  merge them onto the base, present, collect. ``N`` is the most a lane appends between
-  two compactions (``compact_every - 1``).
+  merge them onto the base, present, collect. ``N``: the most commits a lane appends
+  between two compactions (``compact_every - 1``), fewer if the log's schema changed
+  within them (a part's first rows add a column: a whole read).
 
 Each figure is the median of ``--repeat`` runs in a warm session, nothing else running
 (the reload's own cost, not what a busy machine adds to it); every incremental result
@@ -117,7 +118,13 @@ def main() -> None:
         views = list(platform.registry)
         newest = delta_version(spark, source.tables[views[0].name].path)
         assert newest is not None
-        behind = sorted({1, min(newest, settings.stream.compact_every - 1)})
+        first = source.tables[views[0].name]
+        deepest = next(  # the oldest base the appends since can be merged onto (no schema change)
+            k
+            for k in range(min(newest, settings.stream.compact_every - 1), 0, -1)
+            if first.appended_files(spark, newest - k, newest) is not None
+        )
+        behind = sorted({1, deepest})
         per_view: dict[str, dict[str, Any]] = {}
         for view in views:
             per_view[view.name] = view_figures(
