@@ -68,7 +68,7 @@ from measure.generator import ScheduleReport, SteadyGenerator, SteadyPlan
 from measure.live import PROBE_BASE
 from measure.machine import broker, machine
 from measure.stats import summary
-from speed_layer import progress
+from speed_layer import lane_log, progress
 from speed_layer.lane import find_lane, lane_root
 from speed_layer.metrics import read_metrics
 from views.registry import ViewRegistry, default_registry
@@ -344,17 +344,23 @@ def run_lk(
 
 
 def lane_micro_batches(settings: Settings) -> list[tuple[float, float]]:
-    """Each of the lane's micro-batches: (when its rows were ready, seconds from its start)."""
+    """Each of the lane's micro-batches: (when it committed, seconds from its start to then).
+
+    A progress row's ``finished_at`` is when the micro-batch's rows were ready, before
+    the commit that holds them; the commit's own time is in the lane log, noted with
+    the micro-batch it holds (``lane_log.batch_note``).
+    """
     spark = build_session(settings, app_name="lk-freshness-progress")
     try:
         lane = find_lane(spark, Tables.of(settings), LAMBDA_LANE)
         rows = progress.history(spark, lane) if lane else []
     finally:
         spark.stop()
+    committed = batch_commit_times(lane_log_path(settings))
     return [
-        (end.replace(tzinfo=UTC).timestamp(), (end - start).total_seconds())
+        (committed[r.batch_id], committed[r.batch_id] - start.replace(tzinfo=UTC).timestamp())
         for r in rows
-        if r.kind == progress.MICRO_BATCH and (start := r.started_at) and (end := r.finished_at)
+        if r.kind == progress.MICRO_BATCH and (start := r.started_at) and r.batch_id in committed
     ]
 
 
@@ -376,6 +382,18 @@ def commit_times(log: Path) -> dict[int, float]:
             if info is not None:
                 times[int(commit.stem)] = info["timestamp"] / 1000
     return times
+
+
+def batch_commit_times(log: Path) -> dict[int, float]:
+    """Micro-batch id -> when the lane log's commit that holds it was made (epoch s)."""
+    times: dict[int, tuple[int, float]] = {}
+    for commit in (log / "_delta_log").glob("*.json"):
+        for line in commit.read_text().splitlines():
+            info = json.loads(line).get("commitInfo")
+            batch = None if info is None else lane_log.noted_batch(info.get("userMetadata"))
+            if batch is not None and int(commit.stem) > times.get(batch, (-1, 0.0))[0]:
+                times[batch] = (int(commit.stem), info["timestamp"] / 1000)  # the last one
+    return {batch: at for batch, (_, at) in times.items()}
 
 
 def serving_split(

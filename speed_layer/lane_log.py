@@ -118,6 +118,7 @@ def commit(
     *,
     indexed: tuple[str, ...] = (),
     created_with: Mapping[str, str] | None = None,
+    note: str | None = None,
 ) -> None:
     """Append ``pieces`` (made by :func:`rows`) to the log in one commit.
 
@@ -127,7 +128,8 @@ def commit(
     on them skipped no file; and statistics on columns no read filters on only lengthen
     every write. ``created_with``: more table properties (:func:`properties`). Delta
     takes a ``delta.*`` write option as a table property only on the write that creates
-    the table and ignores it after, so no check is needed here.
+    the table and ignores it after, so no check is needed here. ``note``: what the
+    commit holds, in its ``commitInfo`` (``userMetadata``; :func:`batch_note`).
     """
     union = one_frame(pieces)
     writer = union.write.format("delta").mode("append").option("mergeSchema", "true")
@@ -135,7 +137,24 @@ def commit(
         writer = writer.option("delta.dataSkippingStatsColumns", ",".join(present))
     for key, value in (created_with or {}).items():
         writer = writer.option(key, value)
+    if note is not None:
+        writer = writer.option("userMetadata", note)
     writer.partitionBy(PART).save(lane.log)
+
+
+_BATCH_NOTE = "micro-batch "
+
+
+def batch_note(batch_id: int) -> str:
+    """The note of the commit that holds micro-batch ``batch_id``: when it ended, on record."""
+    return f"{_BATCH_NOTE}{batch_id}"
+
+
+def noted_batch(note: str | None) -> int | None:
+    """The micro-batch a commit's note (:func:`batch_note`) says it holds, if any."""
+    if note is None or not note.startswith(_BATCH_NOTE):
+        return None
+    return int(note[len(_BATCH_NOTE) :])
 
 
 def replace(spark: SparkSession, lane: Lane, parts: list[str], pieces: list[DataFrame]) -> None:

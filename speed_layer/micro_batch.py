@@ -288,6 +288,7 @@ class MicroBatchProcessor:
                 [*pieces, *written, progress.rows(spark, row)],
                 indexed=self.indexed,
                 created_with=self.created_with,
+                note=lane_log.batch_note(batch_id),
             )
             lap("commit")
         finally:

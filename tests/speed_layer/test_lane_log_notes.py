@@ -1,0 +1,35 @@
+"""A lane's commit says which micro-batch it holds, so when a micro-batch ended is on record."""
+
+from __future__ import annotations
+
+import pytest
+
+from lake.storage import commit_actions, delta_version
+from lake.tables import Tables
+from speed_layer import lane_log
+from speed_layer.lane import open_lane
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_commit_noted_with_its_micro_batch_reads_back_as_that_micro_batch(
+    spark, base_settings, tmp_path
+):
+    settings = base_settings.model_copy(
+        update={"storage": base_settings.storage.model_copy(update={"root": str(tmp_path)})}
+    )
+    lane = open_lane(spark, Tables.of(settings), "noted")
+    progress = lane_log.rows(lane_log.PROGRESS, spark.range(7, 8).toDF("batch_id"))
+    lane_log.commit(spark, lane, [progress], note=lane_log.batch_note(7))
+    lane_log.commit(spark, lane, [progress])
+
+    notes = [
+        action["commitInfo"].get("userMetadata")
+        for version in (0, 1)
+        for action in commit_actions(spark, lane.log, version)
+        if "commitInfo" in action
+    ]
+    assert delta_version(spark, lane.log) == 1
+    assert notes == ["micro-batch 7", None]
+    assert [lane_log.noted_batch(note) for note in notes] == [7, None]
+    assert lane_log.noted_batch("rebase onto epoch r1") is None
