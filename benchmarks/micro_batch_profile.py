@@ -144,9 +144,10 @@ def profiled(
             *,
             indexed: tuple[str, ...] = (),
             created_with: Mapping[str, str] | None = None,
+            note: str | None = None,
         ) -> None:
             alone.update(computed_alone(pieces))
-            commit(spark, lane, pieces, indexed=indexed, created_with=created_with)
+            commit(spark, lane, pieces, indexed=indexed, created_with=created_with, note=note)
 
         micro_batch.lane_log.commit = commit_after_pieces
 
