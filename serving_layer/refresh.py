@@ -168,8 +168,9 @@ def load_snapshot(
     if base is not None and files is not None:
         if previous is not None and previous.table == table and tuple(files) == base.appended:
             return previous.at(version, now()), base
-        appended = table.read_files(spark, files, base.fields)
-        merged = view.merge(base.merged.unionByName(appended)) if files else base.merged
+        merged = base.merged
+        if files:
+            merged = view.merge(merged.unionByName(table.read_files(spark, files, base.fields)))
         base = replace(base, appended=tuple(files))
     elif table.part is None or not cache_base:
         merged, base = view.merge(table.read(spark, version)), None

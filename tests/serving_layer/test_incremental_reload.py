@@ -90,6 +90,10 @@ def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tm
     assert kept.version == other and _rows(kept) == [("a", 1)]
     assert kept._rows is snapshot._rows, "nothing appended to the view: no Spark job"
     assert after is base
+
+    # the same with no snapshot to keep (the view was not served): the base alone
+    fresh, again = load_snapshot(spark, COUNTS, table, other, base=base)
+    assert _rows(fresh) == [("a", 1)] and again is not None and again.merged is base.merged
     base.merged.unpersist()
 
 
