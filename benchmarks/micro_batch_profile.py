@@ -43,7 +43,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
+from benchmarks.recompute_vs_replay import capped, isolated, load_topic, records_file, spec_for
 from compare.floor import processed_offsets, start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import run_speed
@@ -218,14 +218,7 @@ def main() -> None:
         tempfile.TemporaryDirectory(prefix="lk-profile-") as tmp,
         broker(None, Path(tmp) / "kafka") as base,
     ):
-        settings = isolated(base, "profile", Path(tmp))
-        settings = settings.model_copy(
-            update={
-                "stream": settings.stream.model_copy(
-                    update={"max_offsets_per_trigger": args.offsets}
-                )
-            }
-        )
+        settings = capped(isolated(base, "profile", Path(tmp)), args.offsets)
         spark = build_session(settings, app_name="lk-micro-batch-profile")
         info = machine(settings)
         ensure_topics(settings)

@@ -90,6 +90,12 @@ def isolated(base: Settings, label: str, workdir: Path) -> Settings:
     )
 
 
+def capped(settings: Settings, offsets: int) -> Settings:
+    """``settings`` whose live micro-batches read at most ``offsets`` offsets each."""
+    stream = settings.stream.model_copy(update={"max_offsets_per_trigger": offsets})
+    return settings.model_copy(update={"stream": stream})
+
+
 def records_file(spec: WorkloadSpec) -> Path:
     """Generated records as ``topic<TAB>key<TAB>value`` lines (cached per spec)."""
     path = CACHE / f"workload-{spec.events}-{spec.seed}.tsv"

@@ -36,7 +36,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
+from benchmarks.recompute_vs_replay import capped, isolated, load_topic, records_file, spec_for
 from designs.lambda_arch.epochs import run_speed
 from designs.platform import build
 from event_log.topics import ensure_topics
@@ -105,9 +105,7 @@ def main() -> None:
         tempfile.TemporaryDirectory(prefix="lk-reload-") as tmp,
         broker(None, Path(tmp) / "kafka") as base_settings,
     ):
-        settings = isolated(base_settings, "reload", Path(tmp))
-        stream = settings.stream.model_copy(update={"max_offsets_per_trigger": args.offsets})
-        settings = settings.model_copy(update={"stream": stream})
+        settings = capped(isolated(base_settings, "reload", Path(tmp)), args.offsets)
         spark = build_session(settings, app_name="lk-serving-reload")
         info = machine(settings)
         ensure_topics(settings)
