@@ -348,15 +348,15 @@ def lane_micro_batches(settings: Settings) -> list[tuple[float, float]]:
 
     A progress row's ``finished_at`` is when the micro-batch's rows were ready, before
     the commit that holds them; the commit's own time is in the lane log, noted with
-    the micro-batch it holds (``lane_log.batch_note``).
+    the micro-batch it holds (``lane_log.batch_commits``).
     """
     spark = build_session(settings, app_name="lk-freshness-progress")
     try:
         lane = find_lane(spark, Tables.of(settings), LAMBDA_LANE)
         rows = progress.history(spark, lane) if lane else []
+        committed = lane_log.batch_commits(spark, lane) if lane else {}
     finally:
         spark.stop()
-    committed = batch_commit_times(lane_log_path(settings))
     return [
         (committed[r.batch_id], committed[r.batch_id] - start.replace(tzinfo=UTC).timestamp())
         for r in rows
@@ -382,18 +382,6 @@ def commit_times(log: Path) -> dict[int, float]:
             if info is not None:
                 times[int(commit.stem)] = info["timestamp"] / 1000
     return times
-
-
-def batch_commit_times(log: Path) -> dict[int, float]:
-    """Micro-batch id -> when the lane log's commit that holds it was made (epoch s)."""
-    times: dict[int, tuple[int, float]] = {}
-    for commit in (log / "_delta_log").glob("*.json"):
-        for line in commit.read_text().splitlines():
-            info = json.loads(line).get("commitInfo")
-            batch = None if info is None else lane_log.noted_batch(info.get("userMetadata"))
-            if batch is not None and int(commit.stem) > times.get(batch, (-1, 0.0))[0]:
-                times[batch] = (int(commit.stem), info["timestamp"] / 1000)  # the last one
-    return {batch: at for batch, (_, at) in times.items()}
 
 
 def serving_split(

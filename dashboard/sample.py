@@ -22,7 +22,7 @@ from designs.kappa.versions import existing_versions, lane_name, serving_version
 from designs.platform import Platform, build
 from designs.status import lane_status
 from lake.tables import Tables
-from speed_layer import progress
+from speed_layer import lane_log, progress
 from speed_layer.lane import find_lane
 
 #: Is the design's long-running speed process alive? (None: not known, judge by progress.)
@@ -31,6 +31,8 @@ Probe = Callable[[Settings], bool | None]
 #: A lane with events waiting and no micro-batch for this long is shown as stopped.
 STALE_AFTER_S = 30.0
 VIEW_ROWS = 12
+#: lane commits read for when each micro-batch was committed (30 of them, with upkeep)
+COMMITS_READ = 100
 
 
 def epoch_s(moment: datetime | None) -> float | None:
@@ -202,8 +204,11 @@ class Sampler:
         if lane is None:
             return []
         out = []
+        committed = lane_log.batch_commits(spark, lane, last=COMMITS_READ)
         for row in progress.history(spark, lane, last=30):
-            finished, started = epoch_s(row.finished_at), epoch_s(row.started_at)
+            # a micro-batch ends at its commit (a rebase's row is written by its commit)
+            end = committed.get(row.batch_id) if row.kind == progress.MICRO_BATCH else None
+            finished, started = end or epoch_s(row.finished_at), epoch_s(row.started_at)
             acked = [
                 t
                 for p, end in row.end_offsets.items()

@@ -157,6 +157,26 @@ def noted_batch(note: str | None) -> int | None:
     return int(note[len(_BATCH_NOTE) :])
 
 
+def batch_commits(spark: SparkSession, lane: Lane, last: int | None = None) -> dict[int, float]:
+    """Micro-batch id -> when the commit that holds it was made (epoch s), of the ``last``.
+
+    A progress row's ``finished_at`` is when the micro-batch's rows were ready, before
+    its commit; this is when they were in the log. A micro-batch undone by a recovery
+    and run again is noted twice: the later commit is the one that stands. Read from
+    the log's history (its commit files), no Spark job.
+    """
+    if not storage.is_delta_table(spark, lane.log):
+        return {}
+    table = DeltaTable.forPath(spark, lane.log)
+    history = table.history(last) if last else table.history()
+    times: dict[int, float] = {}
+    at = F.col("timestamp").cast("double").alias("at")  # epoch s, whatever the time zone
+    for row in sorted(history.select("version", at, "userMetadata").collect()):
+        if (batch := noted_batch(row.userMetadata)) is not None:
+            times[batch] = row.at
+    return times
+
+
 def replace(spark: SparkSession, lane: Lane, parts: list[str], pieces: list[DataFrame]) -> None:
     """Replace every row of ``parts`` with ``pieces`` in one commit (compaction, pruning)."""
     listed = ", ".join("'" + p.replace("'", "''") + "'" for p in parts)

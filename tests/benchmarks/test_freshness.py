@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.freshness import batch_commit_times, flat, lane_log_path, serving_split, slices
+from benchmarks.freshness import flat, lane_log_path, serving_split, slices
 from config.settings import load_settings
 
 pytestmark = pytest.mark.unit
@@ -69,15 +69,3 @@ def test_flat_compares_the_last_whole_slice_with_the_second() -> None:
         "late_over_early_p50": 1.25,
     }
     assert flat(per[:2], seconds=1200, slice_s=600) is None
-
-
-def test_a_micro_batch_ends_when_the_last_commit_noted_with_it_was_made(tmp_path: Path) -> None:
-    log = tmp_path / "log" / "_delta_log"
-    log.mkdir(parents=True)
-    noted = {3: ("micro-batch 4", 5_000), 4: ("micro-batch 5", 9_000), 5: (None, 9_500)}
-    noted[6] = ("micro-batch 5", 12_000)  # batch 5 again, after a recovery undid version 4
-    for version, (note, at_ms) in noted.items():
-        info = {"timestamp": at_ms, **({"userMetadata": note} if note else {})}
-        (log / f"{version:020d}.json").write_text(json.dumps({"commitInfo": info}) + "\n")
-
-    assert batch_commit_times(tmp_path / "log") == {4: 5.0, 5: 12.0}
