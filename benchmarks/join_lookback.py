@@ -102,7 +102,7 @@ def median_of(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 
 def cached_megabytes(spark: SparkSession) -> float:
     """What Spark's block manager holds of cached frames now, in MB (memory and disk)."""
-    infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()  # type: ignore[union-attr]
+    infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()
     return round(sum(i.memSize() + i.diskSize() for i in infos) / 1e6, 1)
 
 
