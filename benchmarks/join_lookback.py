@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -42,6 +40,7 @@ from pyspark.sql import functions as F
 from config.settings import Settings, load_settings
 from event_log.decode import event_columns, event_schema
 from lake.spark import build_session
+from measure.laps import median_run
 from measure.machine import machine
 from speed_layer import lane_log
 from speed_layer.jobs import release
@@ -89,17 +88,6 @@ def shop_events(
     )
 
 
-def median_of(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    """Median wall seconds of ``repeat`` runs after one that warms up, and the last result."""
-    result = run()
-    seconds = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = run()
-        seconds.append(time.perf_counter() - started)
-    return round(statistics.median(seconds), 2), result
-
-
 def cached_megabytes(spark: SparkSession) -> float:
     """What Spark's block manager holds of cached frames now, in MB (memory and disk)."""
     infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()
@@ -140,14 +128,16 @@ def measure(
     within = retained.where(F.col(time_field) >= F.lit(bound))
     assert view.partners is not None
     partners = view.partners(own, within, settings.views).count()
-    through_log, rows = median_of(joined(retained), repeat)
+    through_log, rows = median_run(joined(retained), repeat, warm_up=True)
     before = cached_megabytes(spark)
     copy = retained.persist()
     held_rows = copy.count()
     held_mb = round(cached_megabytes(spark) - before, 1)
-    held_in_memory, same = median_of(joined(copy), repeat)
+    held_in_memory, same = median_run(joined(copy), repeat, warm_up=True)
     copy.unpersist(blocking=True)
-    own_only, _ = median_of(lambda: view.compute(own.select(*columns), ctx).count(), repeat)
+    own_only, _ = median_run(
+        lambda: view.compute(own.select(*columns), ctx).count(), repeat, warm_up=True
+    )
     assert same == rows, "the held copy gives the rows the log gives"
     return {
         "retained_rows": held_rows,
@@ -155,9 +145,9 @@ def measure(
         "partner_rows": partners,
         "state_rows": rows,
         "seconds": {
-            "through_log": through_log,
-            "held_in_memory": held_in_memory,
-            "own_only": own_only,
+            "through_log": round(through_log, 2),
+            "held_in_memory": round(held_in_memory, 2),
+            "own_only": round(own_only, 2),
         },
         "held_in_memory_mb": held_mb,
     }

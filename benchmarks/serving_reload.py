@@ -26,10 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -43,6 +40,7 @@ from event_log.topics import ensure_topics
 from lake.source import StateTable
 from lake.spark import build_session
 from lake.storage import delta_version
+from measure.laps import median_run
 from measure.machine import broker, machine
 from serving_layer.refresh import load_snapshot
 from serving_layer.snapshot import ViewSnapshot
@@ -50,16 +48,6 @@ from views.base import View
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "serving_reload.json"
-
-
-def median_seconds(run: Callable[[], ViewSnapshot], repeat: int) -> tuple[float, ViewSnapshot]:
-    """Median wall seconds of ``repeat`` runs, and the last run's snapshot."""
-    seconds = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        snapshot = run()
-        seconds.append(time.perf_counter() - started)
-    return round(statistics.median(seconds), 3), snapshot
 
 
 def rows_of(snapshot: ViewSnapshot) -> list[str]:
@@ -78,18 +66,18 @@ def view_figures(
             base.merged.unpersist()
         return snapshot
 
-    whole, expected = median_seconds(whole_read, repeat)
-    figures: dict[str, Any] = {"rows": len(expected), "whole": whole}
+    whole, expected = median_run(whole_read, repeat)
+    figures: dict[str, Any] = {"rows": len(expected), "whole": round(whole, 3)}
     for commits in behind:
         _, base = load_snapshot(spark, view, table, newest - commits)
         assert base is not None, f"{view.name} is not a lane view"
         files = base.appended_since(spark, table, newest)
         assert files is not None, f"{view.name}: more than appends since {base.version}"
-        seconds, merged = median_seconds(
+        seconds, merged = median_run(
             partial(lambda b: load_snapshot(spark, view, table, newest, base=b)[0], base), repeat
         )
         assert rows_of(merged) == rows_of(expected), f"{view.name}: rows differ"
-        figures[f"after {commits}"] = {"seconds": seconds, "files": len(files)}
+        figures[f"after {commits}"] = {"seconds": round(seconds, 3), "files": len(files)}
         base.merged.unpersist()
     return figures
 

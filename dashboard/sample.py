@@ -207,8 +207,8 @@ class Sampler:
         committed = lane_log.batch_commits(spark, lane, last=COMMITS_READ)
         for row in progress.history(spark, lane, last=30):
             # a micro-batch ends at its commit (a rebase's row is written by its commit)
-            end = committed.get(row.batch_id) if row.kind == progress.MICRO_BATCH else None
-            finished, started = end or epoch_s(row.finished_at), epoch_s(row.started_at)
+            at = committed.get(row.batch_id) if row.kind == progress.MICRO_BATCH else None
+            finished, started = at or epoch_s(row.finished_at), epoch_s(row.started_at)
             acked = [
                 t
                 for p, end in row.end_offsets.items()

@@ -1,13 +1,33 @@
-"""A stopwatch for the phases of one operation: each lap ends one phase and starts the next.
+"""Stopwatches: the phases of one operation, and the median of a repeated one.
 
 A micro-batch (prepare, count, commit, maintain), a batch run (compute, validate,
 publish) and a Kappa reprocess (replay, gate, switch) each report where their time went
-with one of these.
+with :class:`Laps`; the benchmarks that repeat one action time it with :func:`median_run`.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def median_run(run: Callable[[], T], repeat: int, *, warm_up: bool = False) -> tuple[float, T]:
+    """Median wall seconds of ``repeat`` runs of ``run`` and the last run's result.
+
+    ``warm_up``: one run first, not timed (what a fresh plan or JVM costs once).
+    """
+    if warm_up:
+        run()
+    seconds = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = run()
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds), result
 
 
 class Laps:

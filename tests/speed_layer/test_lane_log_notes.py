@@ -9,18 +9,21 @@ import pytest
 from lake.storage import commit_actions, delta_version
 from lake.tables import Tables
 from speed_layer import lane_log
-from speed_layer.lane import open_lane
+from speed_layer.lane import Lane, open_lane
 
 pytestmark = pytest.mark.integration
 
 
-def test_a_commit_noted_with_its_micro_batch_reads_back_as_that_micro_batch(
-    spark, base_settings, tmp_path
-):
+@pytest.fixture
+def lane(spark, base_settings, tmp_path) -> Lane:
+    """A new lane of its own, with no log yet."""
     settings = base_settings.model_copy(
         update={"storage": base_settings.storage.model_copy(update={"root": str(tmp_path)})}
     )
-    lane = open_lane(spark, Tables.of(settings), "noted")
+    return open_lane(spark, Tables.of(settings), "noted")
+
+
+def test_a_commit_noted_with_its_micro_batch_reads_back_as_that_micro_batch(spark, lane):
     progress = lane_log.rows(lane_log.PROGRESS, spark.range(7, 8).toDF("batch_id"))
     lane_log.commit(spark, lane, [progress], note=lane_log.batch_note(7))
     lane_log.commit(spark, lane, [progress])
@@ -37,13 +40,7 @@ def test_a_commit_noted_with_its_micro_batch_reads_back_as_that_micro_batch(
     assert lane_log.noted_batch("rebase onto epoch r1") is None
 
 
-def test_a_micro_batch_is_committed_when_the_last_commit_noted_with_it_was_made(
-    spark, base_settings, tmp_path
-):
-    settings = base_settings.model_copy(
-        update={"storage": base_settings.storage.model_copy(update={"root": str(tmp_path)})}
-    )
-    lane = open_lane(spark, Tables.of(settings), "committed")
+def test_a_micro_batch_is_committed_when_the_last_commit_noted_with_it_was_made(spark, lane):
     assert lane_log.batch_commits(spark, lane) == {}  # no log yet
     progress = lane_log.rows(lane_log.PROGRESS, spark.range(1).toDF("batch_id"))
     started = time.time()
