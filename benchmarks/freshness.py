@@ -66,7 +66,7 @@ from lake.spark import build_session
 from lake.tables import Tables
 from measure.generator import ScheduleReport, SteadyGenerator, SteadyPlan
 from measure.live import PROBE_BASE
-from measure.machine import broker, machine
+from measure.machine import broker, bytes_kept, local_dir, machine
 from measure.stats import summary
 from speed_layer import lane_log, progress
 from speed_layer.lane import find_lane, lane_root
@@ -292,11 +292,19 @@ def run_lk(
                 look()
                 time.sleep(0.05)
 
-        watcher = threading.Thread(target=watch, daemon=True)
-        watcher.start()
+        def sample_storage() -> None:
+            while not stop.is_set():
+                kept.append((time.time(), stored(settings)))
+                stop.wait(STORAGE_EVERY_S)
+
+        kept: list[tuple[float, dict[str, int]]] = []
+        threads = [threading.Thread(target=f, daemon=True) for f in (watch, sample_storage)]
+        for thread in threads:
+            thread.start()
         report = send_and_drain(settings, args, workdir, seen)
         stop.set()
-        watcher.join()
+        for thread in threads:
+            thread.join()
         status = subprocess.run(
             [sys.executable, "-m", "lk.cli.app", "status", "--json"],
             cwd=REPO,
@@ -329,6 +337,9 @@ def run_lk(
         },
         args,
     )
+    result["storage_over_time"] = [
+        {"minute": round((when - report.started_at) / 60, 1), **sizes} for when, sizes in kept
+    ]
     try:
         streaming = json.loads(status.stdout)["streaming"]
         result["median_micro_batch_seconds"] = streaming["median_batch_seconds"]
@@ -362,6 +373,26 @@ def lane_micro_batches(settings: Settings) -> list[tuple[float, float]]:
         for r in rows
         if r.kind == progress.MICRO_BATCH and (start := r.started_at) and r.batch_id in committed
     ]
+
+
+#: how often the lk contender's storage is measured (``storage_over_time``)
+STORAGE_EVERY_S = 60.0
+
+
+def stored(settings: Settings) -> dict[str, int]:
+    """What the contender keeps on disk now: its Delta tables, its checkpoints, its log.
+
+    ``delta_bytes`` and ``checkpoint_bytes`` as ``lk compare`` counts them
+    (:func:`measure.machine.bytes_kept`); ``log_commit_files``: the lane log's own
+    ``_delta_log`` files, which Delta deletes only a day at a time (``lane_log.properties``).
+    """
+    kept = bytes_kept(local_dir(settings.storage.uri()))
+    commits = lane_log_path(settings) / "_delta_log"
+    return {
+        "delta_bytes": kept["delta_tables"],
+        "checkpoint_bytes": kept["checkpoints"],
+        "log_commit_files": sum(1 for _ in commits.iterdir()) if commits.is_dir() else 0,
+    }
 
 
 def lane_log_path(settings: Settings) -> Path:
@@ -518,6 +549,8 @@ def main() -> None:
         "slice_seconds": args.slice,
         "order": args.contenders,
         "default_trigger_interval": base.stream.trigger_interval,
+        # settings every contender took from the environment (a non-default run says so)
+        "settings_from_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("LK_")},
         "tuned": TUNED,
         "valid": all(r["generator"]["valid"] for r in results.values()),
         "contenders": results,

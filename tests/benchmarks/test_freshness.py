@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.freshness import flat, lane_log_path, serving_split, slices
+from benchmarks.freshness import flat, lane_log_path, serving_split, slices, stored
 from config.settings import load_settings
 
 pytestmark = pytest.mark.unit
@@ -24,6 +24,24 @@ def _commit(log: Path, version: int, at_ms: int) -> None:
 def test_the_lane_log_is_found_where_the_lane_keeps_it(tmp_path: Path) -> None:
     settings = load_settings(storage={"root": str(tmp_path)})
     assert lane_log_path(settings) == tmp_path / "lambda" / "speed" / "log"
+
+
+def test_storage_counts_the_tables_the_checkpoints_and_the_log_commits(tmp_path: Path) -> None:
+    settings = load_settings(storage={"root": str(tmp_path)})
+    log = lane_log_path(settings)
+    _commit(log, 0, 1_000_000)
+    _commit(log, 1, 1_006_000)
+    (log / "part-0.parquet").write_bytes(b"x" * 1000)
+    state = tmp_path / "lambda" / "speed" / "checkpoint" / "state"
+    state.mkdir(parents=True)
+    (state / "1.changelog").write_bytes(b"y" * 300)
+    commits = sum(f.stat().st_size for f in (log / "_delta_log").iterdir())
+
+    assert stored(settings) == {
+        "delta_bytes": 1000 + commits,
+        "checkpoint_bytes": 300,
+        "log_commit_files": 2,
+    }
 
 
 def test_each_served_version_lags_its_own_commit(tmp_path: Path) -> None:
