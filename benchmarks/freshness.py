@@ -45,7 +45,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC
 from functools import partial
 from pathlib import Path
@@ -395,6 +395,22 @@ def stored(settings: Settings) -> dict[str, int]:
     }
 
 
+#: parts of a setting's name that say its value is a secret, kept out of result files
+SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "KEY")
+
+
+def settings_from_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The ``LK_*`` settings every contender took from the environment, secrets masked.
+
+    A run with settings other than the defaults says so in its result file.
+    """
+    return {
+        name: "***" if any(word in name.upper() for word in SECRET_WORDS) else value
+        for name, value in sorted(environ.items())
+        if name.startswith("LK_")
+    }
+
+
 def lane_log_path(settings: Settings) -> Path:
     """Where the Lambda lane keeps its log on this machine (the benchmark runs locally)."""
     uri = f"{lane_root(Tables.of(settings), LAMBDA_LANE)}/log"
@@ -549,8 +565,7 @@ def main() -> None:
         "slice_seconds": args.slice,
         "order": args.contenders,
         "default_trigger_interval": base.stream.trigger_interval,
-        # settings every contender took from the environment (a non-default run says so)
-        "settings_from_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("LK_")},
+        "settings_from_env": settings_from_env(os.environ),
         "tuned": TUNED,
         "valid": all(r["generator"]["valid"] for r in results.values()),
         "contenders": results,

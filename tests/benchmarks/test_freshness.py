@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.freshness import flat, lane_log_path, serving_split, slices, stored
+from benchmarks.freshness import (
+    flat,
+    lane_log_path,
+    serving_split,
+    settings_from_env,
+    slices,
+    stored,
+)
 from config.settings import load_settings
 
 pytestmark = pytest.mark.unit
@@ -41,6 +48,21 @@ def test_storage_counts_the_tables_the_checkpoints_and_the_log_commits(tmp_path:
         "delta_bytes": 1000 + commits,
         "checkpoint_bytes": 300,
         "log_commit_files": 2,
+    }
+
+
+def test_a_run_records_its_lk_settings_from_the_environment_with_secrets_masked() -> None:
+    environ = {
+        "LK_STREAM__LOG_RETENTION": "10m",
+        "LK_STORAGE__SECRET_KEY": "s3cr3t",
+        "LK_SERVING__API_KEY": "k3y",
+        "HOME": "/root",
+    }
+
+    assert settings_from_env(environ) == {
+        "LK_SERVING__API_KEY": "***",
+        "LK_STORAGE__SECRET_KEY": "***",
+        "LK_STREAM__LOG_RETENTION": "10m",
     }
 
 
