@@ -383,8 +383,9 @@ def stored(settings: Settings) -> dict[str, int]:
     """What the contender keeps on disk now: its Delta tables, its checkpoints, its log.
 
     ``delta_bytes`` and ``checkpoint_bytes`` as ``lk compare`` counts them
-    (:func:`measure.machine.bytes_kept`); ``log_commit_files``: the lane log's own
-    ``_delta_log`` files, which Delta deletes only a day at a time (``lane_log.properties``).
+    (:func:`measure.machine.bytes_kept`); ``log_commit_files``: every file in the lane log's
+    ``_delta_log`` (each commit's JSON and checksum, the checkpoints), which Delta
+    deletes only a day at a time (``lane_log.properties``).
     """
     kept = bytes_kept(local_dir(settings.storage.uri()))
     commits = lane_log_path(settings) / "_delta_log"
