@@ -385,14 +385,20 @@ def stored(settings: Settings) -> dict[str, int]:
     ``delta_bytes`` and ``checkpoint_bytes`` as ``lk compare`` counts them
     (:func:`measure.machine.bytes_kept`); ``log_commit_files``: every file in the lane log's
     ``_delta_log`` (each commit's JSON and checksum, the checkpoints), which Delta
-    deletes only a day at a time (``lane_log.properties``).
+    deletes only a day at a time (``lane_log.properties``). ``log_read_bytes`` and
+    ``log_stored_bytes``: the lane log's current version and everything it keeps, as the
+    lane last measured them (``log_size`` in its metrics; None before it did): the
+    first is the views' own state, the difference what retention and VACUUM bound.
     """
     kept = bytes_kept(local_dir(settings.storage.uri()))
     commits = lane_log_path(settings) / "_delta_log"
+    size = (read_metrics(None, lane_root(Tables.of(settings), LAMBDA_LANE)) or {}).get("log_size")
     return {
         "delta_bytes": kept["delta_tables"],
         "checkpoint_bytes": kept["checkpoints"],
         "log_commit_files": sum(1 for _ in commits.iterdir()) if commits.is_dir() else 0,
+        "log_read_bytes": size["bytes"] if size else None,
+        "log_stored_bytes": size["stored_bytes"] if size else None,
     }
 
 

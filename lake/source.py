@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from pyspark.sql import DataFrame, SparkSession
@@ -110,9 +111,15 @@ class ServingSource:
         label: the design's rule for telling final rows from provisional ones.
         watched: tables whose commits are the only things that can change this source
             (a reader keeping a copy probes these before asking again).
+        clock: the serving lane's event-time clock in its newest progress row, read
+            before its state: the lane's later commits add to a view only events at or
+            after this less the view's allowed lateness (None: no lane serves, or it
+            has no clock yet). While ``description`` stays the same, a reader that saw
+            the source at this clock need look at nothing earlier.
     """
 
     description: str
     tables: dict[str, StateTable]
     label: Label = field(default=all_provisional, compare=False)
     watched: tuple[str, ...] = ()
+    clock: datetime | None = None

@@ -16,6 +16,13 @@ transaction. Its transactional id is stable per design and topic, so
 So however often and from wherever it runs, the topic holds one ``open`` record per
 served burst, one ``retracted`` record per burst a correction withdrew, and one more
 ``open`` only if a withdrawn burst is served again. docs/semantics.md, "Alerts".
+
+A streaming lane publishes every few seconds for hours, so it does not start over each
+time (:class:`LanePublisher`): its producer stays initialised, it keeps what the topic
+says in memory, and it compares only the bursts the lane's commits since its last
+publish could have changed. Anything that could have changed more (a new batch run or
+version served, a refused send, another publisher fencing it) makes the next publish a
+whole one again, as above.
 """
 
 from __future__ import annotations
@@ -26,16 +33,19 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from config.settings import Settings
 from lake.source import ServingSource, ViewNotReadyError
-from serving_layer.read import read_view
+from serving_layer.read import read_view, serving_state
 from serving_layer.snapshot import to_json_value
+from views import purchase_bursts
 from views.registry import ViewRegistry
 
 log = logging.getLogger(__name__)
@@ -163,15 +173,34 @@ def latest(records: list[AlertRecord]) -> dict[str, Alert]:
 
 
 def served_alerts(
-    spark: SparkSession, source: ServingSource, registry: ViewRegistry, settings: Settings
+    spark: SparkSession,
+    source: ServingSource,
+    registry: ViewRegistry,
+    settings: Settings,
+    since: datetime | None = None,
 ) -> dict[str, Alert]:
-    """The bursts ``source`` serves, read as every reader reads them, by key."""
-    rows = read_view(spark, source, registry.get(ALERT_VIEW), settings.views)
+    """The bursts ``source`` serves, read as every reader reads them, by key.
+
+    ``since``: only the bursts at or after it, read from the purchases they count
+    (:func:`views.purchase_bursts.reaching`), not from the whole history.
+    """
+    view = registry.get(ALERT_VIEW)
+    if since is None:
+        rows = read_view(spark, source, view, settings.views)
+    else:
+        state = purchase_bursts.reaching(serving_state(spark, view, source), since)
+        rows = view.serve(state).where(F.col("burst_at") >= F.lit(since))
     alerts = (
         Alert(r.user_id, to_json_value(r.burst_at), r.purchases)
         for r in rows.select("user_id", "burst_at", "purchases").collect()
     )
     return {a.key: a for a in alerts}
+
+
+def at_or_after(told: Mapping[str, Alert], since: datetime) -> dict[str, Alert]:
+    """The alerts of bursts at or after ``since`` (ISO-8601 of one format sorts as time)."""
+    bound = to_json_value(since)
+    return {key: alert for key, alert in told.items() if alert.burst_at >= bound}
 
 
 def transactional_id(settings: Settings, design: str) -> str:
@@ -203,34 +232,52 @@ def publish(
         KafkaError: the broker refused (a newer publisher fenced this one, or it is out
             of reach); nothing of this publish is visible.
     """
-    producer = KafkaProducer(
+    producer = _producer(settings, design)
+    try:
+        producer.init_transactions()
+        changes = difference(served(), latest(read_records(settings)))
+        _send(producer, settings, changes, before_commit)
+    finally:
+        producer.close(timeout=10)
+    return _published(changes)
+
+
+def _producer(settings: Settings, design: str) -> KafkaProducer:
+    return KafkaProducer(
         bootstrap_servers=settings.kafka.bootstrap_servers.split(","),
         transactional_id=transactional_id(settings, design),
         enable_idempotence=True,
         acks="all",
         client_id=f"lk-alerts-{design}",
     )
+
+
+def _send(
+    producer: KafkaProducer,
+    settings: Settings,
+    changes: Mapping[str, Alert],
+    before_commit: Callable[[], None] | None = None,
+) -> None:
+    """``changes`` in one transaction of ``producer`` (none if there are none)."""
+    if not changes:
+        return
+    producer.begin_transaction()
     try:
-        producer.init_transactions()
-        changes = difference(served(), latest(read_records(settings)))
-        if changes:
-            producer.begin_transaction()
-            try:
-                for key, alert in changes.items():
-                    topic = settings.kafka.alerts_topic
-                    producer.send(topic, key=key.encode(), value=alert.to_json())
-                producer.flush()
-                if before_commit:
-                    before_commit()
-                producer.commit_transaction()
-            except BaseException:
-                # readers (read_committed) would wait behind an open transaction until it
-                # times out; a fenced producer cannot abort, and need not (it was aborted)
-                with suppress(KafkaError):
-                    producer.abort_transaction()
-                raise
-    finally:
-        producer.close(timeout=10)
+        for key, alert in changes.items():
+            producer.send(settings.kafka.alerts_topic, key=key.encode(), value=alert.to_json())
+        producer.flush()
+        if before_commit:
+            before_commit()
+        producer.commit_transaction()
+    except BaseException:
+        # readers (read_committed) would wait behind an open transaction until it
+        # times out; a fenced producer cannot abort, and need not (it was aborted)
+        with suppress(KafkaError):
+            producer.abort_transaction()
+        raise
+
+
+def _published(changes: Mapping[str, Alert]) -> Published:
     opened = sum(1 for a in changes.values() if a.status == OPEN)
     return Published(opened, len(changes) - opened)
 
@@ -263,6 +310,102 @@ def publish_served(
     if done.opened or done.retracted:
         log.info("alerts: %d opened, %d retracted", done.opened, done.retracted)
     return done
+
+
+class LanePublisher:
+    """A streaming lane's publisher: one producer for the lane's life, the topic kept in memory.
+
+    A whole publish reads every burst served and the whole topic; after a few hours of a
+    busy lane that is minutes of work every few seconds. This one does it once, then
+    keeps the topic's latest alert per key (it is the only writer while it is not
+    fenced), and each later publish reads only the bursts at or after the bound below
+    and compares them with the kept alerts of those bursts.
+
+    The bound: the lane commits only events at or after its watermark, its clock less
+    the view's allowed lateness ``lateness`` (:mod:`speed_layer.micro_batch`), so after
+    a publish that read the source at clock ``c`` (:attr:`ServingSource.clock`), no
+    burst before ``c - lateness`` can change while the same source is served
+    (``description``). A new batch run, a rebase, another Kappa version, no clock, or
+    a failure: the next publish is whole. Another publisher of the design fences this
+    one: its next send fails, and the one after starts over.
+    """
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        settings: Settings,
+        registry: ViewRegistry,
+        design: str,
+        serving: Callable[[SparkSession], ServingSource],
+        lateness: timedelta,
+    ) -> None:
+        self.spark = spark
+        self.settings = settings
+        self.registry = registry
+        self.design = design
+        self.serving = serving
+        self.lateness = lateness
+        self._producer: KafkaProducer | None = None
+        self._told: dict[str, Alert] = {}
+        self._seen: tuple[str, datetime] | None = None  # the last source's description, clock
+        #: the bound of each publish, in order (None: a whole one); the benchmark reads it
+        self.bounds: list[datetime | None] = []
+
+    def __call__(self) -> Published | None:
+        """Publish what changed; None if nothing is served yet or the broker refused.
+
+        A refusal is only logged, as :func:`publish_served` does: the next publish is a
+        whole one, and sends it.
+        """
+        if ALERT_VIEW not in self.registry.names():
+            return None
+        try:
+            return self._publish()
+        except ViewNotReadyError:
+            return None
+        except (KafkaError, TimeoutError) as err:
+            log.warning("alerts not published (the next publish sends them): %s", err)
+            self.close()
+            return None
+
+    def _publish(self) -> Published:
+        if self._producer is None:
+            self._producer = _producer(self.settings, self.design)
+            self._producer.init_transactions()
+            self._seen = None
+        source = self.serving(self.spark)
+        since = self._since(source)
+        if since is None:
+            self._told = latest(read_records(self.settings))
+            told = self._told
+        else:
+            told = at_or_after(self._told, since)
+        served = served_alerts(self.spark, source, self.registry, self.settings, since)
+        changes = difference(served, told)
+        _send(self._producer, self.settings, changes)
+        self._told.update(changes)
+        self._seen = (source.description, source.clock) if source.clock else None
+        self.bounds.append(since)
+        if changes:
+            log.info("alerts: %d changes (bursts since %s)", len(changes), since or "ever")
+        return _published(changes)
+
+    def _since(self, source: ServingSource) -> datetime | None:
+        """The earliest burst time the commits since the last publish could change."""
+        if self._seen is None or self._seen[0] != source.description:
+            return None
+        view = self.registry.get(ALERT_VIEW)
+        if (view.compute, view.present) != (purchase_bursts.compute, purchase_bursts.present):
+            return None  # a view of the user's own: no bound is known
+        return self._seen[1] - self.lateness
+
+    def close(self) -> None:
+        """Release the producer (the next publish, if any, starts over)."""
+        if self._producer is not None:
+            with suppress(KafkaError):
+                self._producer.close(timeout=10)
+        self._producer = None
+        self._seen = None
 
 
 class Cadence:

@@ -12,6 +12,7 @@ needs no Spark session.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,11 +23,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from lake import storage
+from lake.storage import table_size
 from speed_layer.lane import Lane
 from speed_layer.spark_progress import STATE_PHASES, progress_metrics
 
 FILE = "_metrics.json"
 RECENT = 50  # micro-batches whose phase durations the file keeps (for medians)
+SIZE_EVERY_S = 60.0  # how often a running lane measures its log's size
 #: Called with each newest micro-batch's metrics, once saved (``lk speed`` prints them).
 Progress = Callable[[dict], None]
 
@@ -99,6 +102,9 @@ class Tally:
     The lane's restarts while its log was out of reach go in as well (``log_outages``),
     and the records a watermark dropped over the lane's life (``watermark_drops``, carried
     over from the file a previous run left): every micro-batch's progress counts once.
+    Every :data:`SIZE_EVERY_S` the log's size is measured too (``log_size``,
+    :func:`lake.storage.table_size`: what its current version reads, what it keeps), so
+    a poller sees storage over a long run without a Spark session of its own.
     """
 
     spark: SparkSession
@@ -110,6 +116,8 @@ class Tally:
     recent_phases: list[dict[str, int]] = field(default_factory=list)
     outages: dict[str, Any] = field(default_factory=lambda: {"restarts": 0, "last": None})
     watermark_drops: int = 0
+    log_size: dict[str, Any] | None = None
+    _sized_at: float | None = None
 
     def __post_init__(self) -> None:
         before = read_metrics(self.spark, self.lane.root)
@@ -136,6 +144,12 @@ class Tally:
             self._count(metrics, timings)
         if new:
             last = new[-1]
+            now = time.monotonic()
+            if self._sized_at is None or now - self._sized_at >= SIZE_EVERY_S:
+                self._sized_at = now
+                size = table_size(self.spark, self.lane.log)
+                at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                self.log_size = None if size is None else {**size, "at": at}
             write_metrics(
                 self.spark,
                 self.lane,
@@ -144,6 +158,7 @@ class Tally:
                     "recent_phase_ms": self.recent_phases,
                     "log_outages": self.outages,
                     "watermark_drops": self.watermark_drops,
+                    "log_size": self.log_size,
                 },
             )
             if self.on_progress:

@@ -16,7 +16,7 @@ row carries the interval and threshold it was computed with (``_window_ms``,
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -72,6 +72,25 @@ def present(state: DataFrame) -> DataFrame:
         .where(F.col("purchases") >= F.col("_n"))
         .select("user_id", "burst_at", start.alias("window_start"), "purchases")
     )
+
+
+def reaching(state: DataFrame, since: datetime) -> DataFrame:
+    """The state rows that the bursts at or after ``since`` are counted from.
+
+    A burst at ``t`` counts the purchases in ``[t - window, t]``, so presenting these rows
+    gives every burst at or after ``since`` exactly as the whole state does (earlier
+    bursts may come out short: filter them away). It may be applied before ``merge``: a
+    purchase's merged time is the latest of its copies, which is at or after the bound
+    exactly when one of the copies is. A reader that knows which bursts can have changed
+    (the alerts of a lane) reads this, not the whole history.
+    """
+    bound = F.timestamp_millis(F.lit(_millis(since)) - F.col("_window_ms"))
+    return state.where(F.col("purchased_at") >= bound)
+
+
+def _millis(at: datetime) -> int:
+    """A naive UTC time as epoch milliseconds (Spark's session time zone is UTC)."""
+    return (at - datetime(1970, 1, 1)) // _MS
 
 
 VIEW = View(

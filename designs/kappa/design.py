@@ -18,10 +18,11 @@ from designs.kappa.versions import (
     pointer_path,
     publish_alerts,
     serving_version,
+    version_settings,
 )
 from lake.source import ServingSource, ViewNotReadyError
 from lake.tables import Tables
-from serving_layer.alerts import Cadence, Published
+from serving_layer.alerts import ALERT_VIEW, Cadence, LanePublisher, Published
 from speed_layer.stream import LaneRun
 from views.registry import ViewRegistry
 
@@ -74,17 +75,27 @@ class KappaDesign:
         when it stops.
         """
         lane = open_version(spark, self.settings, self._serving(spark))
-        cadence = Cadence(
-            lambda: self.publish_alerts(spark), self.settings.kafka.alerts_every.total_seconds()
-        )
-        run = run_version(
+        tables, views = self.tables, version_settings(self.settings, lane).views
+        publisher = LanePublisher(
             spark,
             self.settings,
-            lane,
             self.registry,
-            until_caught_up=until_caught_up,
-            on_progress=cadence.following(on_progress),
+            "kappa",
+            lambda s: kappa_source(s, tables, self.registry),
+            views.lateness(ALERT_VIEW),
         )
+        cadence = Cadence(publisher, self.settings.kafka.alerts_every.total_seconds())
+        try:
+            run = run_version(
+                spark,
+                self.settings,
+                lane,
+                self.registry,
+                until_caught_up=until_caught_up,
+                on_progress=cadence.following(on_progress),
+            )
+        finally:
+            publisher.close()
         self.publish_alerts(spark)
         return run
 

@@ -143,11 +143,9 @@ def kappa_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) ->
         raise ViewNotReadyError("no Kappa version serves yet: run `lk kappa reprocess`")
     state = {v.name: state_table(lane, EPOCH, v.name) for v in registry}
     last = progress.latest(spark, lane)
+    clock = last.max_event_time if last else None
     return ServingSource(
-        f"kappa v{version}",
-        state,
-        settled(last.max_event_time if last else None),
-        watched=(pointer_path(tables),),
+        f"kappa v{version}", state, settled(clock), watched=(pointer_path(tables),), clock=clock
     )
 
 

@@ -15,7 +15,7 @@ from designs.lambda_arch.epochs import LAMBDA_LANE, run_speed
 from designs.lambda_arch.source import lambda_source, watched_tables
 from lake.source import ServingSource
 from lake.tables import Tables
-from serving_layer.alerts import Cadence, Published, publish_served
+from serving_layer.alerts import ALERT_VIEW, Cadence, LanePublisher, Published, publish_served
 from speed_layer.stream import LaneRun
 from views.registry import ViewRegistry
 
@@ -60,16 +60,26 @@ class LambdaDesign:
         when it stops: a batch run's correction is served, so alerted, once the lane has
         rebased onto it.
         """
-        cadence = Cadence(
-            lambda: self.publish_alerts(spark), self.settings.kafka.alerts_every.total_seconds()
-        )
-        run = run_speed(
+        tables, views = self.tables, self.settings.views
+        publisher = LanePublisher(
             spark,
             self.settings,
             self.registry,
-            until_caught_up=until_caught_up,
-            on_progress=cadence.following(on_progress),
+            "lambda",
+            lambda s: lambda_source(s, tables, self.registry),
+            views.lateness(ALERT_VIEW),
         )
+        cadence = Cadence(publisher, self.settings.kafka.alerts_every.total_seconds())
+        try:
+            run = run_speed(
+                spark,
+                self.settings,
+                self.registry,
+                until_caught_up=until_caught_up,
+                on_progress=cadence.following(on_progress),
+            )
+        finally:
+            publisher.close()
         self.publish_alerts(spark)
         return run
 

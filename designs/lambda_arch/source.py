@@ -83,7 +83,9 @@ def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -
         description = f"batch run {last.epoch} + speed layer"
         if run is not None and last.epoch != run.run_id:
             description += f" (rebasing onto batch run {run.run_id})"
-        return ServingSource(description, state, batch_final(state, batch), watched)
+        return ServingSource(
+            description, state, batch_final(state, batch), watched, last.max_event_time
+        )
     if run is None:
         raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
     views = {name: StateTable(tables.batch_view(run.run_id, name)) for name in run.views}

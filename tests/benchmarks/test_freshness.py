@@ -48,7 +48,14 @@ def test_storage_counts_the_tables_the_checkpoints_and_the_log_commits(tmp_path:
         "delta_bytes": 1000 + commits,
         "checkpoint_bytes": 300,
         "log_commit_files": 2,
+        "log_read_bytes": None,
+        "log_stored_bytes": None,
     }
+    (log.parent / "_metrics.json").write_text(
+        json.dumps({"log_size": {"bytes": 600, "stored_bytes": 1000 + commits}})
+    )
+    assert stored(settings)["log_read_bytes"] == 600
+    assert stored(settings)["log_stored_bytes"] == 1000 + commits
 
 
 def test_a_run_records_its_lk_settings_from_the_environment_with_secrets_masked() -> None:

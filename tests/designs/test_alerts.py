@@ -14,8 +14,12 @@ import pytest
 
 from config.settings import Settings, with_sections
 from designs.kappa.reprocess import reprocess
+from designs.lambda_arch.epochs import run_speed
+from designs.lambda_arch.source import lambda_source
 from designs.platform import build
 from event_log.topics import ensure_topics
+from lake.tables import Tables
+from serving_layer.alerts import LanePublisher, Published, publish_served
 from tests.conftest import fresh_topics
 from tests.support.bursts import purchases
 from tests.support.kafka import alert_records
@@ -122,3 +126,51 @@ def test_each_burst_is_alerted_once_across_a_kill_a_correction_and_replays(
     reprocess(spark, with_sections(kappa, views={"burst_threshold": 4}), REGISTRY)  # v3
     assert alert_records(kappa) == [*told, _retracted(USER_1, 3)]
     assert seen_before_switch == [[], told]
+
+
+def test_a_lane_publishes_what_its_commits_could_change_and_starts_over_when_fenced(
+    spark, kafka_settings
+):
+    """The lane's publisher reads the whole topic and every burst once, then only the
+    bursts its commits can have changed (a bound), until another publisher fences it."""
+    settings = fresh_topics(kafka_settings)
+    tables = Tables.of(settings)
+    publisher = LanePublisher(
+        spark,
+        settings,
+        REGISTRY,
+        "lambda",
+        lambda s: lambda_source(s, tables, REGISTRY),
+        settings.views.lateness(VIEW.name),
+    )
+
+    def lane_with(*records: list) -> None:
+        assert produce(settings, [r for batch in records for r in batch]).failed == 0
+        run_speed(spark, settings, REGISTRY, until_caught_up=True)
+
+    try:
+        lane_with(purchases(1, 0, 2, 4), purchases(3, 0))
+        assert publisher() == Published(1, 0)
+        assert alert_records(settings) == [_open(USER_1, 3)]
+
+        # one more purchase of user 1 (a burst of 4 at 10:05), and user 2's burst
+        lane_with(purchases(1, 5), purchases(2, 10, 10, 10, 10), purchases(3, 10))
+        assert publisher() == Published(2, 0)
+        assert publisher() == Published(0, 0)  # nothing new: nothing sent
+        user_1_later = "1:2026-11-01T10:05:00.000Z"
+        told = [_open(USER_1, 3), _open(user_1_later, 4), _open(USER_2, 4)]
+        assert alert_records(settings) == told
+        assert publisher.bounds[0] is None  # the first publish is a whole one
+        assert all(bound is not None for bound in publisher.bounds[1:])
+
+        # a whole publish of the same design (a batch run's) fences the lane's producer
+        lam = lambda s: lambda_source(s, tables, REGISTRY)  # noqa: E731
+        assert publish_served(spark, settings, REGISTRY, "lambda", lam) == Published(0, 0)
+        user_3 = "3:2026-11-01T10:12:00.000Z"
+        lane_with(purchases(3, 11, 12))
+        assert publisher() is None  # refused: it was fenced, and says so
+        assert publisher() == Published(1, 0)  # and starts over: a whole publish
+        assert publisher.bounds[-1] is None
+        assert alert_records(settings) == [*told, _open(user_3, 3)]
+    finally:
+        publisher.close()

@@ -12,7 +12,7 @@ from config.settings import ViewSettings
 from tests.support.workload import assert_view_matches
 from tests.views.conftest import T0, make_events
 from views.base import ViewContext
-from views.purchase_bursts import VIEW
+from views.purchase_bursts import VIEW, reaching
 
 pytestmark = pytest.mark.integration
 M = timedelta(minutes=1)
@@ -85,3 +85,19 @@ def test_threshold_and_interval_from_settings(spark):
         (3, T0 + M),
     ]
     assert_view_matches(actual, expected, VIEW.name)
+
+
+@pytest.mark.parametrize(
+    ("since", "reached"),
+    [(T0, 11), (T0 + 3 * M, 11), (T0 + 5 * M, 11), (T0 + 5 * M + S / 2, 9), (T0 + 21 * M, 1)],
+)
+def test_the_purchases_a_bound_reaches_give_every_burst_from_it(spark, since, reached):
+    """What a lane's alerts read: the bursts at or after ``since`` from only the purchases
+    in ``[since - 5 min, ...]``, taken before the merge (every purchase twice here), give
+    what the whole state gives."""
+    ctx = ViewContext(ViewSettings())
+    state = VIEW.compute(make_events(spark, ROWS), ctx)
+    state = state.unionByName(state)
+    assert reaching(state, since).count() == 2 * reached
+    bounded = VIEW.serve(reaching(state, since)).where(F.col("burst_at") >= F.lit(since))
+    assert_view_matches(bounded, [b for b in EXPECTED if b["burst_at"] >= since], VIEW.name)
