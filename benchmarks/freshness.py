@@ -295,9 +295,11 @@ def run_lk(
         def sample_storage() -> None:
             while not stop.is_set():
                 kept.append((time.time(), stored(settings)))
+                phases.append((time.time(), recent_phases(settings)))
                 stop.wait(STORAGE_EVERY_S)
 
-        kept: list[tuple[float, dict[str, int]]] = []
+        kept: list[tuple[float, dict[str, int | None]]] = []
+        phases: list[tuple[float, dict[str, float]]] = []
         threads = [threading.Thread(target=f, daemon=True) for f in (watch, sample_storage)]
         for thread in threads:
             thread.start()
@@ -340,6 +342,11 @@ def run_lk(
     result["storage_over_time"] = [
         {"minute": round((when - report.started_at) / 60, 1), **sizes} for when, sizes in kept
     ]
+    result["phases_over_time"] = [
+        {"minute": round((when - report.started_at) / 60, 1), **medians}
+        for when, medians in phases
+        if medians
+    ]
     try:
         streaming = json.loads(status.stdout)["streaming"]
         result["median_micro_batch_seconds"] = streaming["median_batch_seconds"]
@@ -379,7 +386,7 @@ def lane_micro_batches(settings: Settings) -> list[tuple[float, float]]:
 STORAGE_EVERY_S = 60.0
 
 
-def stored(settings: Settings) -> dict[str, int]:
+def stored(settings: Settings) -> dict[str, int | None]:
     """What the contender keeps on disk now: its Delta tables, its checkpoints, its log.
 
     ``delta_bytes`` and ``checkpoint_bytes`` as ``lk compare`` counts them
@@ -399,6 +406,20 @@ def stored(settings: Settings) -> dict[str, int]:
         "log_commit_files": sum(1 for _ in commits.iterdir()) if commits.is_dir() else 0,
         "log_read_bytes": size["bytes"] if size else None,
         "log_stored_bytes": size["stored_bytes"] if size else None,
+    }
+
+
+def recent_phases(settings: Settings) -> dict[str, float]:
+    """The median seconds of each phase over the lane's recent micro-batches (its metrics).
+
+    Sampled every minute, it shows which phase grows over a long run (the result file's
+    last 50 micro-batches only show its end). Empty before the lane reported any.
+    """
+    metrics = read_metrics(None, lane_root(Tables.of(settings), LAMBDA_LANE)) or {}
+    recent = metrics.get("recent_phase_ms") or []
+    names = sorted({name for phases in recent for name in phases})
+    return {
+        name: round(statistics.median(p.get(name) or 0 for p in recent) / 1000, 2) for name in names
     }
 
 

@@ -10,6 +10,7 @@ import pytest
 from benchmarks.freshness import (
     flat,
     lane_log_path,
+    recent_phases,
     serving_split,
     settings_from_env,
     slices,
@@ -116,3 +117,13 @@ def test_flat_compares_the_last_whole_slice_with_the_second() -> None:
         "late_over_early_p50": 1.25,
     }
     assert flat(per[:2], seconds=1200, slice_s=600) is None
+
+
+def test_the_recent_phases_are_the_lanes_medians_in_seconds(tmp_path: Path) -> None:
+    settings = load_settings(storage={"root": str(tmp_path)})
+    assert recent_phases(settings) == {}
+    recent = [{"count": 1000, "commit": 3000}, {"count": 2000}, {"count": 4000, "commit": 5000}]
+    metrics = lane_log_path(settings).parent / "_metrics.json"
+    metrics.parent.mkdir(parents=True)
+    metrics.write_text(json.dumps({"recent_phase_ms": recent}))
+    assert recent_phases(settings) == {"commit": 3.0, "count": 2.0}
