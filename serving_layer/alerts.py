@@ -319,7 +319,10 @@ class LanePublisher:
     busy lane that is minutes of work every few seconds. This one does it once, then
     keeps the topic's latest alert per key (it is the only writer while it is not
     fenced), and each later publish reads only the bursts at or after the bound below
-    and compares them with the kept alerts of those bursts.
+    and compares them with the kept alerts of those bursts. It keeps no alert of a
+    burst before the bound, so its memory follows the lateness, not the history; a
+    bound that goes back (a restarted lane's clock, one micro-batch undone) makes the
+    next publish whole.
 
     The bound: the lane commits only events at or after its watermark, its clock less
     the view's allowed lateness ``lateness`` (:mod:`speed_layer.micro_batch`), so after
@@ -346,10 +349,12 @@ class LanePublisher:
         self.serving = serving
         self.lateness = lateness
         self._producer: KafkaProducer | None = None
-        self._told: dict[str, Alert] = {}
+        self._told: dict[str, Alert] = {}  # the topic's alerts of bursts at or after _kept
+        self._kept: datetime | None = None  # None: of every burst
         self._seen: tuple[str, datetime] | None = None  # the last source's description, clock
-        #: the bound of each publish, in order (None: a whole one); the benchmark reads it
-        self.bounds: list[datetime | None] = []
+        #: how many publishes were whole, and how many bounded (logged at :meth:`close`)
+        self.whole = 0
+        self.bounded = 0
 
     def __call__(self) -> Published | None:
         """Publish what changed; None if nothing is served yet or the broker refused.
@@ -369,6 +374,7 @@ class LanePublisher:
             return None
 
     def _publish(self) -> Published:
+        started = time.perf_counter()
         if self._producer is None:
             self._producer = _producer(self.settings, self.design)
             self._producer.init_transactions()
@@ -376,36 +382,68 @@ class LanePublisher:
         source = self.serving(self.spark)
         since = self._since(source)
         if since is None:
-            self._told = latest(read_records(self.settings))
-            told = self._told
+            self._told, self._kept = latest(read_records(self.settings)), None
         else:
-            told = at_or_after(self._told, since)
+            self._told, self._kept = at_or_after(self._told, since), since
         served = served_alerts(self.spark, source, self.registry, self.settings, since)
-        changes = difference(served, told)
+        changes = difference(served, self._told)
         _send(self._producer, self.settings, changes)
         self._told.update(changes)
         self._seen = (source.description, source.clock) if source.clock else None
-        self.bounds.append(since)
+        if since is None:
+            self.whole += 1
+        else:
+            self.bounded += 1
         if changes:
-            log.info("alerts: %d changes (bursts since %s)", len(changes), since or "ever")
+            log.info(
+                "alerts: %d changes in %.1f s (bursts since %s)",
+                len(changes),
+                time.perf_counter() - started,
+                since or "ever",
+            )
         return _published(changes)
 
     def _since(self, source: ServingSource) -> datetime | None:
-        """The earliest burst time the commits since the last publish could change."""
-        if self._seen is None or self._seen[0] != source.description:
-            return None
         view = self.registry.get(ALERT_VIEW)
         if (view.compute, view.present) != (purchase_bursts.compute, purchase_bursts.present):
             return None  # a view of the user's own: no bound is known
-        return self._seen[1] - self.lateness
+        return next_bound(self._seen, source, self.lateness, self._kept)
 
     def close(self) -> None:
         """Release the producer (the next publish, if any, starts over)."""
         if self._producer is not None:
             with suppress(KafkaError):
                 self._producer.close(timeout=10)
+            log.info("alerts: %d whole publishes, %d bounded", self.whole, self.bounded)
         self._producer = None
         self._seen = None
+
+
+def next_bound(
+    seen: tuple[str, datetime] | None,
+    source: ServingSource,
+    lateness: timedelta,
+    kept: datetime | None,
+) -> datetime | None:
+    """The earliest burst time a lane's commits since the last publish could change.
+
+    Args:
+        seen: the description and clock of the source the last publish read (None:
+            there was none, or it had no clock).
+        source: the source served now.
+        lateness: the view's allowed lateness in the lane.
+        kept: the earliest burst time whose alerts are in memory (None: every one).
+
+    Returns:
+        ``clock - lateness``; None (publish whole) if another source is served now, or
+        if the bound is before the alerts in memory (the clock went back).
+    """
+    if seen is None or seen[0] != source.description:
+        return None
+    since = seen[1] - lateness
+    if kept is not None and since < kept:
+        return None
+    return since
 
 
 class Cadence:

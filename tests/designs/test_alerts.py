@@ -160,8 +160,7 @@ def test_a_lane_publishes_what_its_commits_could_change_and_starts_over_when_fen
         user_1_later = "1:2026-11-01T10:05:00.000Z"
         told = [_open(USER_1, 3), _open(user_1_later, 4), _open(USER_2, 4)]
         assert alert_records(settings) == told
-        assert publisher.bounds[0] is None  # the first publish is a whole one
-        assert all(bound is not None for bound in publisher.bounds[1:])
+        assert (publisher.whole, publisher.bounded) == (1, 2)  # the first one whole
 
         # a whole publish of the same design (a batch run's) fences the lane's producer
         lam = lambda s: lambda_source(s, tables, REGISTRY)  # noqa: E731
@@ -170,7 +169,7 @@ def test_a_lane_publishes_what_its_commits_could_change_and_starts_over_when_fen
         lane_with(purchases(3, 11, 12))
         assert publisher() is None  # refused: it was fenced, and says so
         assert publisher() == Published(1, 0)  # and starts over: a whole publish
-        assert publisher.bounds[-1] is None
+        assert (publisher.whole, publisher.bounded) == (2, 2)
         assert alert_records(settings) == [*told, _open(user_3, 3)]
     finally:
         publisher.close()

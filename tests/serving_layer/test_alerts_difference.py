@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from serving_layer.alerts import OPEN, RETRACTED, Alert, AlertRecord, Cadence, difference, latest
+from lake.source import ServingSource
+from serving_layer.alerts import (
+    OPEN,
+    RETRACTED,
+    Alert,
+    AlertRecord,
+    Cadence,
+    difference,
+    latest,
+    next_bound,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -88,3 +100,22 @@ def test_a_lane_publishes_after_its_first_commit_then_at_most_every_interval():
     always.after_commit()
     always.after_commit()
     assert calls == [1, 2, 2]
+
+
+NOON = datetime(2026, 11, 1, 12, 0)
+TEN_MIN = timedelta(minutes=10)
+
+
+def test_a_lane_publish_reads_from_its_last_clock_less_the_lateness_while_the_source_stays():
+    run_7 = ServingSource("batch run 7 + speed layer", {}, clock=NOON + TEN_MIN)
+    seen = ("batch run 7 + speed layer", NOON)
+    assert next_bound(seen, run_7, TEN_MIN, kept=None) == NOON - TEN_MIN
+    assert next_bound(seen, run_7, TEN_MIN, kept=NOON - TEN_MIN) == NOON - TEN_MIN
+
+
+def test_a_lane_publish_is_whole_after_another_source_no_clock_or_a_clock_gone_back():
+    run_8 = ServingSource("batch run 8 + speed layer", {}, clock=NOON)
+    assert next_bound(("batch run 7 + speed layer", NOON), run_8, TEN_MIN, None) is None
+    assert next_bound(None, run_8, TEN_MIN, None) is None
+    back = ("batch run 8 + speed layer", NOON - timedelta(seconds=5))
+    assert next_bound(back, run_8, TEN_MIN, kept=NOON - TEN_MIN) is None
