@@ -30,8 +30,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -444,6 +444,27 @@ def next_bound(
     if kept is not None and since < kept:
         return None
     return since
+
+
+@contextmanager
+def lane_alerts(
+    spark: SparkSession,
+    settings: Settings,
+    registry: ViewRegistry,
+    design: str,
+    serving: Callable[[SparkSession], ServingSource],
+    lateness: timedelta,
+    on_progress: Callable[[dict], None] | None,
+) -> Iterator[Callable[[dict], None]]:
+    """A running lane's progress callback: ``on_progress``, then its alerts.
+
+    A :class:`LanePublisher` at the lane's :class:`Cadence`, closed when the lane stops.
+    """
+    publisher = LanePublisher(spark, settings, registry, design, serving, lateness)
+    try:
+        yield Cadence(publisher, settings.kafka.alerts_every.total_seconds()).following(on_progress)
+    finally:
+        publisher.close()
 
 
 class Cadence:

@@ -22,7 +22,7 @@ from designs.kappa.versions import (
 )
 from lake.source import ServingSource, ViewNotReadyError
 from lake.tables import Tables
-from serving_layer.alerts import ALERT_VIEW, Cadence, LanePublisher, Published
+from serving_layer.alerts import ALERT_VIEW, Published, lane_alerts
 from speed_layer.stream import LaneRun
 from views.registry import ViewRegistry
 
@@ -75,27 +75,24 @@ class KappaDesign:
         when it stops.
         """
         lane = open_version(spark, self.settings, self._serving(spark))
-        tables, views = self.tables, version_settings(self.settings, lane).views
-        publisher = LanePublisher(
+        tables = self.tables
+        with lane_alerts(
             spark,
             self.settings,
             self.registry,
             "kappa",
             lambda s: kappa_source(s, tables, self.registry),
-            views.lateness(ALERT_VIEW),
-        )
-        cadence = Cadence(publisher, self.settings.kafka.alerts_every.total_seconds())
-        try:
+            version_settings(self.settings, lane).views.lateness(ALERT_VIEW),
+            on_progress,
+        ) as progress:
             run = run_version(
                 spark,
                 self.settings,
                 lane,
                 self.registry,
                 until_caught_up=until_caught_up,
-                on_progress=cadence.following(on_progress),
+                on_progress=progress,
             )
-        finally:
-            publisher.close()
         self.publish_alerts(spark)
         return run
 

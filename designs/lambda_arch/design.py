@@ -15,7 +15,7 @@ from designs.lambda_arch.epochs import LAMBDA_LANE, run_speed
 from designs.lambda_arch.source import lambda_source, watched_tables
 from lake.source import ServingSource
 from lake.tables import Tables
-from serving_layer.alerts import ALERT_VIEW, Cadence, LanePublisher, Published, publish_served
+from serving_layer.alerts import ALERT_VIEW, Published, lane_alerts, publish_served
 from speed_layer.stream import LaneRun
 from views.registry import ViewRegistry
 
@@ -60,26 +60,23 @@ class LambdaDesign:
         when it stops: a batch run's correction is served, so alerted, once the lane has
         rebased onto it.
         """
-        tables, views = self.tables, self.settings.views
-        publisher = LanePublisher(
+        tables = self.tables
+        with lane_alerts(
             spark,
             self.settings,
             self.registry,
             "lambda",
             lambda s: lambda_source(s, tables, self.registry),
-            views.lateness(ALERT_VIEW),
-        )
-        cadence = Cadence(publisher, self.settings.kafka.alerts_every.total_seconds())
-        try:
+            self.settings.views.lateness(ALERT_VIEW),
+            on_progress,
+        ) as progress:
             run = run_speed(
                 spark,
                 self.settings,
                 self.registry,
                 until_caught_up=until_caught_up,
-                on_progress=cadence.following(on_progress),
+                on_progress=progress,
             )
-        finally:
-            publisher.close()
         self.publish_alerts(spark)
         return run
 
