@@ -6,6 +6,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -123,7 +124,12 @@ def commit_actions(spark: SparkSession, uri: str, version: int) -> list[dict[str
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def appended_files(
+SAME_ANSWERS = "same answers"
+"""The note (``commitInfo.userMetadata``) of a commit that rewrote rows without changing
+any merged result: a lane's compaction. Readers that merge what they read may skip it."""
+
+
+def appended(
     spark: SparkSession,
     uri: str,
     since: int,
@@ -131,25 +137,35 @@ def appended_files(
     partition: Mapping[str, str] | None = None,
     *,
     most: int | None = None,
-) -> list[str] | None:
-    """The data files commits ``since`` (exclusive) to ``until`` added to ``partition``.
+) -> list[dict[str, Any]] | None:
+    """The ``add`` actions of the files commits after ``since`` up to ``until`` added.
 
-    None unless those commits only appended there, so that the rows at ``until`` are
-    the rows at ``since`` plus these files: a file removed from the partition (a
-    compaction, a delete, a restore), a file added again without new data
-    (``dataChange`` false), a deletion vector, a change of schema or protocol, an
-    action that does not say its partition, a commit file no longer kept, a path Spark
-    would read as a pattern, or more than ``most`` files all mean "read it whole".
-    ``partition`` maps partition columns to values (None: the whole table). Read from
-    the commit files alone, no Spark job.
+    To ``partition``, in commit order, each with its ``path`` made absolute. None
+    unless those commits only appended there, so that the rows at ``until`` are the
+    rows at ``since`` plus these files, as far as a reader that merges them can tell:
+    a file removed from the partition (a delete, a restore), a file added again without
+    new data (``dataChange`` false), a deletion vector, a change of schema or protocol,
+    an action that does not say its partition, a commit file no longer kept, a path
+    Spark would read as a pattern, or more than ``most`` files all mean "read it whole".
+    A commit noted :data:`SAME_ANSWERS` is passed over, unless it removes a file added
+    in the range: that file's rows are no longer where the list says. ``partition``
+    maps partition columns to values (None: the whole table). Read from the commit
+    files alone, no Spark job.
     """
     root = uri.rstrip("/")
-    files: list[str] = []
+    added: list[dict[str, Any]] = []
     for version in range(since + 1, until + 1):
         try:
             actions = commit_actions(spark, uri, version)
         except Exception:  # a missing or unreadable commit file (OSError, or py4j's)
             return None
+        info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
+        if info.get("userMetadata") == SAME_ANSWERS:
+            listed = {a["path"] for a in added}
+            gone = (_absolute(root, a["remove"]["path"]) for a in actions if "remove" in a)
+            if any(path in listed for path in gone):
+                return None
+            continue
         for action in actions:
             if "metaData" in action or "protocol" in action:
                 return None
@@ -166,11 +182,48 @@ def appended_files(
                     return None
                 if change.get("deletionVector") or _GLOB.search(change["path"]):
                     return None
-                path = unquote(change["path"])
-                files.append(path if urlparse(path).scheme else f"{root}/{path}")
-        if most is not None and len(files) > most:
+                added.append({**change, "path": _absolute(root, change["path"])})
+        if most is not None and len(added) > most:
             return None
-    return files
+    return added
+
+
+def appended_files(
+    spark: SparkSession,
+    uri: str,
+    since: int,
+    until: int,
+    partition: Mapping[str, str] | None = None,
+    *,
+    most: int | None = None,
+) -> list[str] | None:
+    """The paths of the files :func:`appended` lists; None when it says "read it whole"."""
+    added = appended(spark, uri, since, until, partition, most=most)
+    return None if added is None else [a["path"] for a in added]
+
+
+def earliest(added: list[dict[str, Any]], column: str) -> datetime | None:
+    """The earliest value of timestamp ``column`` (``struct.field``) in the files ``added``.
+
+    From each file's statistics as Delta wrote them (``2026-01-01T00:00:00.000Z``,
+    truncated to the millisecond: never later than the value), as naive UTC. None when
+    a file has no statistics for it, or ``added`` is empty.
+    """
+    values = []
+    for action in added:
+        node: Any = json.loads(action.get("stats") or "{}").get("minValues", {})
+        for name in column.split("."):
+            node = node.get(name) if isinstance(node, dict) else None
+        if not isinstance(node, str):
+            return None
+        values.append(datetime.fromisoformat(node).astimezone(UTC).replace(tzinfo=None))
+    return min(values, default=None)
+
+
+def _absolute(root: str, path: str) -> str:
+    """A commit's (relative, URL-encoded) file path as the path readers open."""
+    path = unquote(path)
+    return path if urlparse(path).scheme else f"{root}/{path}"
 
 
 def commit_stamp(spark: SparkSession, uri: str, version: int) -> str | None:

@@ -7,9 +7,9 @@ epoch). Only when one of them moved does it resolve the source again (with Spark
 Then it probes
 the version of every served view table and reloads a view only when its table or
 version changed, on the SparkSession the process built once: the view's merge rule
-and presentation over its state, read whole, or, for a lane's view between
-compactions, the files appended since merged onto the state cached at its last whole
-read (:class:`MergedBase`). Requests never touch Spark; they read the last published
+and presentation over its state, read whole, or, for a lane's view, the files its
+commits appended since merged onto the state cached at its last reload, its
+compactions passed over (:class:`MergedBase`). Requests never touch Spark; they read the last published
 :class:`ServedState`.
 
 The views due for a reload are loaded at once, each on a thread of its own: a reload
@@ -84,29 +84,31 @@ class ServedState:
 
 
 MAX_APPENDED = 32
-"""Files a reload merges onto a view's cached base before it reads the whole part again.
-
-A lane compacts every ``stream.compact_every`` micro-batches (a full reload, a new base),
-so this bounds only a lane that does not."""
+"""Files a reload merges onto a view's cached base before it reads the whole part again."""
+MAX_MERGES = 64
+"""Reloads merged onto one another before a whole read: each cached base is the last one
+plus a commit's files, so a base lost from the cache would be rebuilt from this many."""
 
 
 @dataclass(frozen=True)
 class MergedBase:
     """A lane view's merged state at one version, cached in the serving session.
 
-    Between compactions a lane's commits only append partial results to a view's part,
-    so a reload merges the files appended since onto this instead of reading and
-    merging the whole part again: merging merged state with more partial results equals
-    merging them all, the law compaction relies on too (:mod:`views.base`).
+    A lane's commits append partial results to a view's part, and its compactions
+    merge them without changing an answer (:data:`lake.storage.SAME_ANSWERS`). So a
+    reload merges the files appended since onto this, and caches the result as the
+    next base, instead of reading and merging the whole part again: merging merged
+    state with more partial results equals merging them all, the law compaction
+    relies on too (:mod:`views.base`).
 
     Attributes:
         table: the view's part of the lane's log.
-        version: the version ``merged`` was read at.
+        version: the version ``merged`` stands for.
         stamp: that commit's ``commitInfo`` (:func:`lake.storage.commit_stamp`): a log
             deleted and written again numbers its commits from 0 again.
         merged: the view's merged state at ``version`` (persisted).
         fields: the state rows' schema, to read appended files with.
-        appended: the files merged onto it by the last reload.
+        merges: reloads merged onto the whole read this base comes from.
     """
 
     table: StateTable
@@ -114,7 +116,7 @@ class MergedBase:
     stamp: str | None
     merged: DataFrame
     fields: StructType
-    appended: tuple[str, ...] = ()
+    merges: int = 0
 
     def appended_since(
         self, spark: SparkSession, table: StateTable, version: int
@@ -122,13 +124,25 @@ class MergedBase:
         """The files appended to ``table`` since this base, up to ``version``.
 
         None when this base cannot serve as one for it: another table, a log written
-        again, anything but appends since (:func:`lake.storage.appended_files`).
+        again, anything but appends and compactions since
+        (:func:`lake.storage.appended_files`), :data:`MAX_MERGES` reached.
         """
-        if table != self.table or version < self.version:
+        if table != self.table or version < self.version or self.merges >= MAX_MERGES:
             return None
         if commit_stamp(spark, table.path, self.version) != self.stamp:
             return None
         return table.appended_files(spark, self.version, version, most=MAX_APPENDED)
+
+    def at(self, spark: SparkSession, version: int, merged: DataFrame) -> MergedBase:
+        """This view's base at ``version``, ``merged`` (self's merged if nothing was added)."""
+        grown = merged is not self.merged
+        return replace(
+            self,
+            version=version,
+            stamp=commit_stamp(spark, self.table.path, version),
+            merged=merged,
+            merges=self.merges + grown,
+        )
 
 
 Loaded = tuple[ViewSnapshot, MergedBase | None]
@@ -153,7 +167,8 @@ def load_snapshot(
         table: where the view's state is kept.
         version: the table version to read (the one the snapshot reports).
         base: the view's cached state from an earlier reload, if any: when the commits
-            since only appended to the view's part, only their files are read.
+            since only appended to the view's part (or compacted it), only their files
+            are read.
         previous: the snapshot served now; kept (at ``version``) when nothing was
             appended to the view since.
         cache_base: whether a whole read of a lane view caches its merged state as a
@@ -166,12 +181,15 @@ def load_snapshot(
     files = None if base is None else base.appended_since(spark, table, version)
     fresh = None  # a base this call persisted: released if the reload fails
     if base is not None and files is not None:
-        if previous is not None and previous.table == table and tuple(files) == base.appended:
-            return previous.at(version, now()), base
-        merged = base.merged
-        if files:
-            merged = view.merge(merged.unionByName(table.read_files(spark, files, base.fields)))
-        base = replace(base, appended=tuple(files))
+        if not files:
+            base = base.at(spark, version, base.merged)
+            if previous is not None and previous.table == table:
+                return previous.at(version, now()), base
+            merged = base.merged
+        else:
+            appended = table.read_files(spark, files, base.fields)
+            merged = fresh = view.merge(base.merged.unionByName(appended)).persist()
+            base = base.at(spark, version, merged)
     elif table.part is None or not cache_base:
         merged, base = view.merge(table.read(spark, version)), None
     else:

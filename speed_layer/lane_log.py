@@ -31,13 +31,13 @@ number of micro-batches.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import reduce
 
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructType, TimestampNTZType, TimestampType
 
 from lake import storage
 from lake.source import PART, StateTable
@@ -117,6 +117,7 @@ def commit(
     pieces: list[DataFrame],
     *,
     indexed: tuple[str, ...] = (),
+    keys: Mapping[str, Iterable[str]] | None = None,
     created_with: Mapping[str, str] | None = None,
     note: str | None = None,
 ) -> None:
@@ -126,14 +127,17 @@ def commit(
     statistics for those alone. Delta's default, the first 32 leaf columns, covers the
     views' structs and never reaches the retained events' time, so the look-back filter
     on them skipped no file; and statistics on columns no read filters on only lengthen
-    every write. ``created_with``: more table properties (:func:`properties`). Delta
+    every write. ``keys``: view name -> key columns; each view's time key is indexed
+    too (:func:`index`), for compactions. ``created_with``: more table properties
+    (:func:`properties`). Delta
     takes a ``delta.*`` write option as a table property only on the write that creates
     the table and ignores it after, so no check is needed here. ``note``: what the
     commit holds, in its ``commitInfo`` (``userMetadata``; :func:`batch_note`).
     """
     union = one_frame(pieces)
     writer = union.write.format("delta").mode("append").option("mergeSchema", "true")
-    if present := [c for c in indexed if _has(union, c)]:
+    present = [c for c in indexed if _has(union, c)] + list(index(union, keys or {}))
+    if present:
         writer = writer.option("delta.dataSkippingStatsColumns", ",".join(present))
     for key, value in (created_with or {}).items():
         writer = writer.option(key, value)
@@ -177,14 +181,65 @@ def batch_commits(spark: SparkSession, lane: Lane, last: int | None = None) -> d
     return times
 
 
-def replace(spark: SparkSession, lane: Lane, parts: list[str], pieces: list[DataFrame]) -> None:
-    """Replace every row of ``parts`` with ``pieces`` in one commit (compaction, pruning)."""
-    listed = ", ".join("'" + p.replace("'", "''") + "'" for p in parts)
+def time_key(fields: StructType, key: Iterable[str]) -> str | None:
+    """The first of a view's ``key`` columns that holds a time, in its state's ``fields``.
+
+    Every row of one key has that time, so the rows at or after a moment are whole
+    keys: a compaction can merge them and leave the earlier ones as they are.
+    """
+    names = {field.name: field.dataType for field in fields}
+    times = (TimestampType, TimestampNTZType)
+    return next((k for k in key if isinstance(names.get(k), times)), None)
+
+
+def index(frame: DataFrame, keys: Mapping[str, Iterable[str]]) -> tuple[str, ...]:
+    """The state columns (``view.field``) compactions select on: each view's :func:`time_key`.
+
+    ``keys``: view name -> key columns; views ``frame`` holds no state of are skipped.
+    """
+    columns = []
+    for view, key in keys.items():
+        struct = frame.schema[view].dataType if view in frame.columns else None
+        if isinstance(struct, StructType) and (column := time_key(struct, key)) is not None:
+            columns.append(f"{view}.{column}")
+    return tuple(columns)
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def whole(part: str) -> str:
+    """A :func:`replace` region: every row of ``part``."""
+    return f"{PART} = {_quoted(part)}"
+
+
+def from_time(part: str, column: str, start: datetime) -> str:
+    """A :func:`replace` region: the rows of ``part`` whose ``column`` is at or after ``start``.
+
+    ``column``: ``struct.field``; ``start``: naive UTC, the sessions' time zone.
+    """
+    struct, _, name = column.partition(".")
+    moment = start.isoformat(sep=" ")
+    return f"({whole(part)} AND `{struct}`.`{name}` >= TIMESTAMP {_quoted(moment)})"
+
+
+def replace(
+    spark: SparkSession, lane: Lane, regions: list[str], pieces: list[DataFrame], note: str
+) -> None:
+    """Replace every row in ``regions`` (:func:`whole`, :func:`from_time`) with ``pieces``.
+
+    One commit, noted ``note``. Delta removes the files that hold only such rows,
+    rewrites the ones that hold some (keeping the others) and skips, by their
+    statistics, the files that cannot hold any: a region of a part's latest hour costs
+    that hour, not the part.
+    """
     (
         one_frame(pieces)
         .write.format("delta")
         .mode("overwrite")
-        .option("replaceWhere", f"{PART} IN ({listed})")
+        .option("replaceWhere", " OR ".join(regions))
+        .option("userMetadata", note)
         .save(lane.log)
     )
 
@@ -208,7 +263,7 @@ def merge_small_files(spark: SparkSession, lane: Lane, parts: Iterable[str]) -> 
     rewritten, so a merge costs at most what accumulated since the last one, never the
     part's whole history. Same rows before and after (Delta's OPTIMIZE).
     """
-    listed = ", ".join("'" + p.replace("'", "''") + "'" for p in parts)
+    listed = ", ".join(_quoted(p) for p in parts)
     with session_settings(spark, {"spark.databricks.delta.optimize.minFileSize": str(SMALL_FILE)}):
         spark.sql(f"OPTIMIZE delta.`{lane.log}` WHERE {PART} IN ({listed})").collect()
 

@@ -9,18 +9,24 @@ only what the log costs to read and to keep.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from config.settings import Settings, ViewSettings
+from lake import storage
 from lake.offsets import below
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
 from speed_layer.lane import Lane
+from speed_layer.view_input import floor_to
 from views.registry import ViewRegistry
 
 PRUNE_EVERY = 20
+REGION_STEP = timedelta(hours=1)
+"""What a compaction's region starts on: a whole hour of the views' key time, so that
+the rows it leaves behind when the hour moves on are written once, to one file."""
 
 
 def maintain(
@@ -31,24 +37,23 @@ def maintain(
     epoch: Epoch,
     batch_id: int,
     clock: datetime | None,
-) -> None:
+    compacted: int | None,
+) -> int | None:
     """After micro-batch ``batch_id``: compact and prune the lane's log, when due.
 
-    Every ``stream.compact_every`` micro-batches the views' state is rewritten merged in
-    one commit; every :data:`PRUNE_EVERY`, once the lane has an event-time ``clock``, the
-    retained rows past the keep-back are deleted, and Delta rewrites only the files its
-    statistics say may hold such rows (one commit, or none while nothing is that old, as
-    in a live lane's first hour); every ``stream.tidy_every``, the append-only parts'
-    small files are merged and the files no recent version needs are deleted.
+    Every ``stream.compact_every`` micro-batches the views' state is merged in one
+    commit (:func:`compact`); every :data:`PRUNE_EVERY`, once the lane has an
+    event-time ``clock``, the retained rows past the keep-back are deleted, and Delta
+    rewrites only the files its statistics say may hold such rows (one commit, or none
+    while nothing is that old, as in a live lane's first hour); every
+    ``stream.tidy_every``, the append-only parts' small files are merged and the files
+    no recent version needs are deleted.
+
+    ``compacted``: the log's version after the last compaction this process made (None
+    if none yet). Returns it, as it stands after this call.
     """
     if batch_id > 0 and batch_id % settings.stream.compact_every == 0:
-        parts: list[str] = []
-        pieces: list[DataFrame] = []
-        for view in registry:
-            table = lane_log.state_table(lane, epoch.id, view.name)
-            parts.append(lane_log.state_part(epoch.id, view.name))
-            pieces.append(lane_log.state_rows(epoch.id, view.name, view.merge(table.read(spark))))
-        lane_log.replace(spark, lane, parts, pieces)
+        compacted = compact(spark, lane, registry, epoch, compacted)
     if batch_id > 0 and batch_id % PRUNE_EVERY == 0 and clock is not None:
         since = F.lit(clock - keep_back(settings.views, registry))
         old = prunable(epoch, registry.contract.time_field, since, prefix=f"{lane_log.RETAINED}.")
@@ -56,6 +61,66 @@ def maintain(
     if batch_id > 0 and batch_id % settings.stream.tidy_every == 0:
         lane_log.merge_small_files(spark, lane, lane_log.APPEND_ONLY)
         lane_log.vacuum(spark, lane)
+    return compacted
+
+
+def compact(
+    spark: SparkSession, lane: Lane, registry: ViewRegistry, epoch: Epoch, since: int | None
+) -> int | None:
+    """Merge the views' state rows that commits since version ``since`` could change.
+
+    A view's rows are merged from the start of its :func:`region`, the earliest key
+    time of the rows appended since, rounded down to :data:`REGION_STEP`; every row
+    of a key appended to has that key's time, so every such key ends with one row,
+    and the keys before are left as the last compaction merged them. The cost and the
+    copies follow what was appended since, not the history the view covers. A view
+    nothing was appended to is left alone; one whose region is unknown (no ``since``,
+    a commit other than an append since, a key with no time, no statistics) is merged
+    whole. Readers see the same answers before and after (the merge rule is applied on
+    read anyway): the commit is noted so (:data:`lake.storage.SAME_ANSWERS`), and a
+    reader that merges may skip it. Returns the version of the log after it.
+    """
+    until = lane_log.version(spark, lane)
+    if until is None:
+        return since
+    regions: list[str] = []
+    pieces: list[DataFrame] = []
+    for view in registry:
+        part = lane_log.state_part(epoch.id, view.name)
+        state = lane_log.state_table(lane, epoch.id, view.name).read(spark, until)
+        column = lane_log.time_key(state.schema, view.key)
+        added = (
+            None
+            if since is None
+            else storage.appended(spark, lane.log, since, until, {lane_log.PART: part})
+        )
+        if added == []:
+            continue
+        start = region(added, None if column is None else f"{view.name}.{column}")
+        if start is None:
+            regions.append(lane_log.whole(part))
+        else:
+            regions.append(lane_log.from_time(part, f"{view.name}.{column}", start))
+            state = state.where(F.col(f"`{column}`") >= F.lit(start))
+        pieces.append(lane_log.state_rows(epoch.id, view.name, view.merge(state)))
+    if not pieces:
+        return until
+    lane_log.replace(spark, lane, regions, pieces, note=storage.SAME_ANSWERS)
+    return lane_log.version(spark, lane)
+
+
+def region(
+    added: list[dict[str, Any]] | None, column: str | None, step: timedelta = REGION_STEP
+) -> datetime | None:
+    """Where a compaction of a view's state starts: None for the whole state.
+
+    ``added``: the ``add`` actions of the files appended to its part since the last
+    compaction (None: not known); ``column``: its time key (``view.field``), if any.
+    """
+    if added is None or column is None:
+        return None
+    earliest = storage.earliest(added, column)
+    return None if earliest is None else floor_to(earliest, step)
 
 
 def keep_back(settings: ViewSettings, registry: ViewRegistry) -> timedelta:

@@ -102,6 +102,10 @@ class MicroBatchProcessor:
         self.time = registry.contract.time_field
         #: what reads of the log filter on: the retained events' time (the look-back)
         self.indexed = (f"{lane_log.RETAINED}.{self.time}",)
+        #: and each view's time key (:func:`lane_log.index`), what compactions select on
+        self.keys = {view.name: view.key for view in registry}
+        #: the log's version after this process's last compaction (:func:`maintain`)
+        self._compacted: int | None = None
         self.created_with = lane_log.properties(settings.stream.log_retention)
         #: :func:`view_input`, told the events' fields and the view settings once
         self._view_input = partial(
@@ -223,6 +227,7 @@ class MicroBatchProcessor:
                     self.lane,
                     [*pieces, progress.rows(self.spark, row)],
                     indexed=self.indexed,
+                    keys=self.keys,
                     created_with=self.created_with,
                 )
             finally:
@@ -287,14 +292,22 @@ class MicroBatchProcessor:
                 self.lane,
                 [*pieces, *written, progress.rows(spark, row)],
                 indexed=self.indexed,
+                keys=self.keys,
                 created_with=self.created_with,
                 note=lane_log.batch_note(batch_id),
             )
             lap("commit")
         finally:
             release(held)
-        maintain(
-            spark, self.settings, self.lane, self.registry, epoch, batch_id, row.max_event_time
+        self._compacted = maintain(
+            spark,
+            self.settings,
+            self.lane,
+            self.registry,
+            epoch,
+            batch_id,
+            row.max_event_time,
+            self._compacted,
         )
         lap("maintain")
         self._last = row
