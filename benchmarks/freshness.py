@@ -410,17 +410,19 @@ def stored(settings: Settings) -> dict[str, int | None]:
 
 
 def recent_phases(settings: Settings) -> dict[str, float]:
-    """The median seconds of each phase over the lane's recent micro-batches (its metrics).
+    """The median and the longest seconds of each phase over the lane's recent micro-batches.
 
-    Sampled every minute, it shows which phase grows over a long run (the result file's
-    last 50 micro-batches only show its end). Empty before the lane reported any.
+    From its metrics. Sampled every minute, it shows which phase grows over a long run
+    (the result file's last 50 micro-batches only show its end); the longest shows what
+    runs in a few micro-batches only (``maintain``: a compaction every
+    ``stream.compact_every``). Empty before the lane reported any.
     """
     metrics = read_metrics(None, lane_root(Tables.of(settings), LAMBDA_LANE)) or {}
     recent = metrics.get("recent_phase_ms") or []
     names = sorted({name for phases in recent for name in phases})
-    return {
-        name: round(statistics.median(p.get(name) or 0 for p in recent) / 1000, 2) for name in names
-    }
+    medians = {n: statistics.median(p.get(n) or 0 for p in recent) / 1000 for n in names}
+    longest = {f"{n}_max": max(p.get(n) or 0 for p in recent) / 1000 for n in names}
+    return {name: round(seconds, 2) for name, seconds in {**medians, **longest}.items()}
 
 
 #: parts of a setting's name that say its value is a secret, kept out of result files

@@ -20,7 +20,8 @@ One commit per micro-batch is what makes it exactly-once at no cost on the norma
 path: the commit holds the micro-batch's progress row, so it happened as a whole or not
 at all, and a crash before Spark recorded the micro-batch is undone by restoring this
 one table (:mod:`speed_layer.recovery`). The state is merged on read; every
-``stream.compact_every`` micro-batches one more commit rewrites it merged, and every
+``stream.compact_every`` micro-batches one more commit merges what was appended since
+the last one (:func:`replace`, :mod:`speed_layer.maintenance`), and every
 ``PRUNE_EVERY`` micro-batches a delete drops the retained events nothing can need any
 more (a commit only when there are some). Every ``stream.tidy_every`` micro-batches
 the append-only parts' small files are merged and the files no version within
@@ -182,14 +183,22 @@ def batch_commits(spark: SparkSession, lane: Lane, last: int | None = None) -> d
 
 
 def time_key(fields: StructType, key: Iterable[str]) -> str | None:
-    """The first of a view's ``key`` columns that holds a time, in its state's ``fields``.
+    """The column a compaction splits a view's state rows on by time, if any.
 
-    Every row of one key has that time, so the rows at or after a moment are whole
-    keys: a compaction can merge them and leave the earlier ones as they are.
+    The first of the view's ``key`` columns that holds a time, in its state's
+    ``fields``: every row of one key has that time, so the rows at or after a moment
+    are whole keys. A state finer than the presented rows (one row per event, with
+    none of some key column, as ``purchase_bursts``) has its first column that holds
+    a time: the event's. A state with every key column and none a time (one row per
+    user and product) has none, and is compacted whole.
     """
     names = {field.name: field.dataType for field in fields}
     times = (TimestampType, TimestampNTZType)
-    return next((k for k in key if isinstance(names.get(k), times)), None)
+    key = tuple(key)
+    timed = [k for k in key if isinstance(names.get(k), times)]
+    if timed or all(k in names for k in key):
+        return next(iter(timed), None)
+    return next((n for n, kind in names.items() if isinstance(kind, times)), None)
 
 
 def index(frame: DataFrame, keys: Mapping[str, Iterable[str]]) -> tuple[str, ...]:

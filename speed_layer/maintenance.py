@@ -37,7 +37,7 @@ def maintain(
     epoch: Epoch,
     batch_id: int,
     clock: datetime | None,
-    compacted: int | None,
+    compacted: int | None = None,
 ) -> int | None:
     """After micro-batch ``batch_id``: compact and prune the lane's log, when due.
 

@@ -20,8 +20,8 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
 5. the contributions, the late events, the malformed records, the retained events and
    the progress row go to the lane's log in **one** Delta commit
    (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
-   Every ``stream.compact_every`` micro-batches one more commit rewrites the state
-   merged (one row per key again), and every ``PRUNE_EVERY`` a delete drops the
+   Every ``stream.compact_every`` micro-batches one more commit merges what was
+   appended since the last one (one row per key again), and every ``PRUNE_EVERY`` a delete drops the
    retained events nothing can need any more (:mod:`speed_layer.maintenance`).
 
 A micro-batch Spark never recorded as committed is undone by restoring the log before a

@@ -119,11 +119,16 @@ def test_flat_compares_the_last_whole_slice_with_the_second() -> None:
     assert flat(per[:2], seconds=1200, slice_s=600) is None
 
 
-def test_the_recent_phases_are_the_lanes_medians_in_seconds(tmp_path: Path) -> None:
+def test_the_recent_phases_are_the_lanes_medians_and_longest_in_seconds(tmp_path: Path) -> None:
     settings = load_settings(storage={"root": str(tmp_path)})
     assert recent_phases(settings) == {}
     recent = [{"count": 1000, "commit": 3000}, {"count": 2000}, {"count": 4000, "commit": 5000}]
     metrics = lane_log_path(settings).parent / "_metrics.json"
     metrics.parent.mkdir(parents=True)
     metrics.write_text(json.dumps({"recent_phase_ms": recent}))
-    assert recent_phases(settings) == {"commit": 3.0, "count": 2.0}
+    assert recent_phases(settings) == {
+        "commit": 3.0,
+        "count": 2.0,
+        "commit_max": 5.0,
+        "count_max": 4.0,
+    }

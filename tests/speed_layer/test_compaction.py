@@ -8,6 +8,7 @@ from datetime import datetime
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 from pyspark.testing import assertDataFrameEqual
 
 from config.settings import with_sections
@@ -195,3 +196,29 @@ def test_the_region_starts_on_the_hour_of_the_earliest_key_appended():
     assert region(None, "v.t") is None, "not known what was appended: whole"
     assert region(added("2026-01-01T02:40:00.000Z"), None) is None, "no time key: whole"
     assert region([{"path": "f", "stats": "{}"}], "v.t") is None, "no statistics: whole"
+
+
+TYPES = {"timestamp": TimestampType(), "long": LongType(), "string": StringType()}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("fields", "key", "column"),
+    [
+        ("window_start timestamp, window_end timestamp, n long", ("window_start",), "window_start"),
+        ("user_id long, session_start timestamp", ("user_id", "session_start"), "session_start"),
+        (
+            "user_id long, event_id string, purchased_at timestamp",
+            ("user_id", "burst_at"),
+            "purchased_at",
+        ),
+        ("user_id long, product_id long, updated_at timestamp", ("user_id", "product_id"), None),
+        ("product_id long, in_carts long", ("product_id",), None),
+    ],
+    ids=["a window", "a session", "one row per event", "one row per key, no time in it", "no time"],
+)
+def test_the_time_a_compaction_splits_on_is_the_keys_or_the_events(fields, key, column):
+    named = (field.split() for field in fields.split(", "))
+    schema = StructType([StructField(name, TYPES[kind]) for name, kind in named])
+
+    assert lane_log.time_key(schema, key) == column
