@@ -94,9 +94,15 @@ def test_a_new_run_is_served_while_events_keep_arriving(spark, settings):
     first, during, after = events[:500], events[500:900], events[900:]
     produce(settings, first)
 
-    lane = threading.Thread(
-        target=run_speed, args=(spark, settings), kwargs={"until_caught_up": True}
-    )
+    failed: list[BaseException] = []
+
+    def lane_run() -> None:
+        try:
+            run_speed(spark, settings, build(settings).registry, until_caught_up=True)
+        except BaseException as error:  # raised on the test's thread below
+            failed.append(error)
+
+    lane = threading.Thread(target=lane_run)
     lane.start()
     produce(settings, during)
     second = run_batch(
@@ -104,6 +110,7 @@ def test_a_new_run_is_served_while_events_keep_arriving(spark, settings):
     ).run  # cutoff somewhere inside what the lane reads
     produce(settings, after)
     lane.join()
+    assert not failed, f"the lane running beside the batch run failed: {failed}"
     run_speed(spark, settings, build(settings).registry, until_caught_up=True)
 
     source = source_of(spark, settings)
