@@ -4,13 +4,12 @@ Each cycle first probes, without a Spark job, the Delta versions of the tables t
 can change the serving source (the source names them: Kappa's pointer log; Lambda's
 batch runs log, and its lane's log only while the lane is not on the newest run's
 epoch). Only when one of them moved does it resolve the source again (with Spark).
-Then it probes
-the version of every served view table and reloads a view only when its table or
-version changed, on the SparkSession the process built once: the view's merge rule
-and presentation over its state, read whole, or, for a lane's view, the files its
+Then it probes the version of every served view table and reloads a view only when its
+table or version changed, on the SparkSession the process built once: the view's merge
+rule and presentation over its state, read whole, or, for a lane's view, the files its
 commits appended since merged onto the state cached at its last reload, its
-compactions passed over (:class:`MergedBase`). Requests never touch Spark; they read the last published
-:class:`ServedState`.
+compactions passed over (:class:`MergedBase`). Requests never touch Spark; they read
+the last published :class:`ServedState`.
 
 The views due for a reload are loaded at once, each on a thread of its own: a reload
 of a small view is mostly fixed cost (resolving the Delta version, listing its files,

@@ -133,9 +133,7 @@ def test_a_compaction_noted_same_answers_is_passed_over(spark, tmp_path: Path):
     last.merged.unpersist()
 
 
-def test_a_compaction_that_removes_a_file_not_yet_merged_means_read_it_whole(
-    spark, tmp_path: Path
-):
+def test_a_compaction_that_removes_a_file_not_yet_merged_means_read_it_whole(spark, tmp_path: Path):
     path = str(tmp_path / "log")
     table = StateTable(path, STATE, "counts")
     first = _write(spark, path, STATE, [("a", 1)])
