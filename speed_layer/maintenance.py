@@ -24,9 +24,10 @@ from speed_layer.view_input import floor_to
 from views.registry import ViewRegistry
 
 PRUNE_EVERY = 20
-REGION_STEP = timedelta(hours=1)
-"""What a compaction's region starts on: a whole hour of the views' key time, so that
-the rows it leaves behind when the hour moves on are written once, to one file."""
+REGION_STEP = timedelta(minutes=10)
+"""What a compaction's region starts on: a whole step of the views' key time, so that the
+rows it leaves behind when the step moves on are written once, to one file per view
+(six an hour), and never read by a compaction again."""
 
 
 def maintain(
@@ -83,6 +84,8 @@ def compact(
     until = lane_log.version(spark, lane)
     if until is None:
         return since
+    if since is not None and since > until:
+        since = None  # the log was written again from version 0 (a first micro-batch's recovery)
     regions: list[str] = []
     pieces: list[DataFrame] = []
     for view in registry:

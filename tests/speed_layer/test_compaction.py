@@ -1,4 +1,7 @@
-"""A compaction merges what was appended since the last one; older keys are left alone."""
+"""A compaction merges what was appended since the last one; older keys are left alone.
+
+Key times here are minutes apart: a compaction's region starts on a whole
+:data:`speed_layer.maintenance.REGION_STEP` (ten minutes)."""
 
 from __future__ import annotations
 
@@ -29,8 +32,8 @@ def _sum(key: str):
     return lambda state: state.groupBy(key).agg(F.sum("n").alias("n"))
 
 
-HOURLY = View(
-    name="hourly",
+WINDOWED = View(
+    name="windowed",
     key=("window_start",),
     compute=lambda events, _ctx: events,
     merge=_sum("window_start"),
@@ -43,17 +46,17 @@ PER_USER = View(
     merge=_sum("user_id"),
     merge_rule="counts add up",
 )
-REGISTRY = ViewRegistry([HOURLY, PER_USER])
+REGISTRY = ViewRegistry([WINDOWED, PER_USER])
 
 
-def _hourly(spark, rows: list[tuple[str, int]]) -> DataFrame:
+def _windowed(spark, rows: list[tuple[str, int]]) -> DataFrame:
     frame = spark.createDataFrame(rows, "at string, n long")
     return frame.select(F.col("at").cast("timestamp").alias("window_start"), "n")
 
 
-def _append(spark, lane, hourly: list[tuple[str, int]], users: list[tuple[str, int]]) -> int:
+def _append(spark, lane, windowed: list[tuple[str, int]], users: list[tuple[str, int]]) -> int:
     """One micro-batch's contributions to both views, committed as a lane commits them."""
-    pieces = [lane_log.state_rows(EPOCH.id, HOURLY.name, _hourly(spark, hourly))]
+    pieces = [lane_log.state_rows(EPOCH.id, WINDOWED.name, _windowed(spark, windowed))]
     if users:
         frame = spark.createDataFrame(users, "user_id string, n long")
         pieces.append(lane_log.state_rows(EPOCH.id, PER_USER.name, frame))
@@ -68,14 +71,14 @@ def _state(spark, lane, view: View) -> DataFrame:
 
 
 def _files(spark, lane, version: int, kind: str) -> dict[str, tuple[str, str]]:
-    """The ``hourly`` files commit ``version`` added or removed: path -> (min, max) time."""
+    """The ``windowed`` files commit ``version`` added or removed: path -> (min, max) time."""
     files = {}
     for action in storage.commit_actions(spark, lane.log, version):
         change = action.get(kind)
-        if change and change["partitionValues"][lane_log.PART].endswith(HOURLY.name):
+        if change and change["partitionValues"][lane_log.PART].endswith(WINDOWED.name):
             stats = json.loads(change.get("stats") or "{}")
             span = (stats.get("minValues", {}), stats.get("maxValues", {}))
-            files[change["path"]] = tuple(v.get("hourly", {}).get("window_start") for v in span)
+            files[change["path"]] = tuple(v.get("windowed", {}).get("window_start") for v in span)
     return files
 
 
@@ -84,38 +87,38 @@ def _note(spark, lane, version: int) -> str | None:
     return next(a["commitInfo"].get("userMetadata") for a in actions if "commitInfo" in a)
 
 
-def test_a_compaction_rewrites_the_hours_appended_to_and_leaves_older_hours_alone(
+def test_a_compaction_rewrites_the_steps_appended_to_and_leaves_older_ones_alone(
     spark, base_settings, tmp_path
 ):
     settings = with_sections(base_settings, storage={"root": str(tmp_path)})
     lane = open_lane(spark, Tables.of(settings), "kappa-v1")
     versions = []
 
-    def step(hourly: list[tuple[str, int]], users: list[tuple[str, int]]) -> None:
-        _append(spark, lane, hourly, users)
+    def step(windowed: list[tuple[str, int]], users: list[tuple[str, int]]) -> None:
+        _append(spark, lane, windowed, users)
         compacted = compact(spark, lane, REGISTRY, EPOCH, versions[-1] if versions else None)
         assert compacted is not None and _note(spark, lane, compacted) == storage.SAME_ANSWERS
         versions.append(compacted)
 
     step(
-        [("2026-01-01 00:10:00", 1), ("2026-01-01 00:10:00", 2), ("2026-01-01 01:10:00", 3)],
+        [("2026-01-01 00:01:00", 1), ("2026-01-01 00:01:00", 2), ("2026-01-01 00:11:00", 3)],
         [("u1", 1)],
     )
-    step([("2026-01-01 02:20:00", 4), ("2026-01-01 02:20:00", 5)], [])
-    step([("2026-01-01 02:20:00", 6), ("2026-01-01 03:10:00", 7)], [])
-    step([("2026-01-01 03:30:00", 8)], [])
+    step([("2026-01-01 00:22:00", 4), ("2026-01-01 00:22:00", 5)], [])
+    step([("2026-01-01 00:22:00", 6), ("2026-01-01 00:31:00", 7)], [])
+    step([("2026-01-01 00:35:00", 8)], [])
 
     # every key has one row, with the literal sums
     assertDataFrameEqual(
-        _state(spark, lane, HOURLY),
-        _hourly(
+        _state(spark, lane, WINDOWED),
+        _windowed(
             spark,
             [
-                ("2026-01-01 00:10:00", 3),
-                ("2026-01-01 01:10:00", 3),
-                ("2026-01-01 02:20:00", 15),
-                ("2026-01-01 03:10:00", 7),
-                ("2026-01-01 03:30:00", 8),
+                ("2026-01-01 00:01:00", 3),
+                ("2026-01-01 00:11:00", 3),
+                ("2026-01-01 00:22:00", 15),
+                ("2026-01-01 00:31:00", 7),
+                ("2026-01-01 00:35:00", 8),
             ],
         ),
     )
@@ -132,20 +135,20 @@ def test_a_compaction_rewrites_the_hours_appended_to_and_leaves_older_hours_alon
 
     first, second, third, fourth = versions
     at = "2026-01-01T{}:00.000Z".format
-    assert list(added(first).values()) == [(at("00:10"), at("01:10"))]
-    # each later one read and rewrote the files appended since and those of the hours
+    assert list(added(first).values()) == [(at("00:01"), at("00:11"))]
+    # each later one read and rewrote the files appended since and those of the steps
     # they reach, nothing older
     assert removed(second) == set(added(second - 1))
-    assert list(added(second).values()) == [(at("02:20"), at("02:20"))]
+    assert list(added(second).values()) == [(at("00:22"), at("00:22"))]
     assert removed(third) == set(added(second)) | set(added(third - 1))
-    assert list(added(third).values()) == [(at("02:20"), at("03:10"))]
-    # from 03:00: the 02:00 hour's rows split off into a file of their own, written once
+    assert list(added(third).values()) == [(at("00:22"), at("00:31"))]
+    # from 00:30: the rows before split off into a file of their own, written once
     assert removed(fourth) == set(added(third)) | set(added(fourth - 1))
     assert sorted(added(fourth).values()) == [
-        (at("02:20"), at("02:20")),
-        (at("03:10"), at("03:30")),
+        (at("00:22"), at("00:22")),
+        (at("00:31"), at("00:35")),
     ]
-    assert not any(set(added(first)) & removed(v) for v in versions[1:]), "00:00-01:59 untouched"
+    assert not any(set(added(first)) & removed(v) for v in versions[1:]), "00:00-00:19 untouched"
     for version in versions[1:]:
         actions = storage.commit_actions(spark, lane.log, version)
         assert not any(PER_USER.name in a["remove"]["path"] for a in actions if "remove" in a), (
@@ -160,13 +163,13 @@ def test_a_rewrite_other_than_a_compaction_since_means_merge_it_whole(
     lane = open_lane(spark, Tables.of(settings), "kappa-v1")
     _append(spark, lane, [("2026-01-01 00:10:00", 1)], [("u1", 1)])
     first = compact(spark, lane, REGISTRY, EPOCH, None)
-    part = lane_log.state_part(EPOCH.id, HOURLY.name)
-    rows = _hourly(spark, [("2026-01-01 00:10:00", 1), ("2026-01-01 00:10:00", 1)])
+    part = lane_log.state_part(EPOCH.id, WINDOWED.name)
+    rows = _windowed(spark, [("2026-01-01 00:10:00", 1), ("2026-01-01 00:10:00", 1)])
     lane_log.replace(
         spark,
         lane,
         [lane_log.whole(part)],
-        [lane_log.state_rows(EPOCH.id, HOURLY.name, rows)],
+        [lane_log.state_rows(EPOCH.id, WINDOWED.name, rows)],
         note="a rewrite",
     )
     _append(spark, lane, [("2026-01-01 03:10:00", 2)], [])
@@ -176,22 +179,22 @@ def test_a_rewrite_other_than_a_compaction_since_means_merge_it_whole(
     assert version is not None
     rewritten = set(_files(spark, lane, first + 1, "add"))
     assert rewritten and rewritten <= set(_files(spark, lane, version, "remove")), (
-        "the 00:00 hour, rewritten by another commit, read and merged again: whole"
+        "the 00:10 rows, rewritten by another commit, read and merged again: whole"
     )
     assertDataFrameEqual(
-        _state(spark, lane, HOURLY),
-        _hourly(spark, [("2026-01-01 00:10:00", 2), ("2026-01-01 03:10:00", 2)]),
+        _state(spark, lane, WINDOWED),
+        _windowed(spark, [("2026-01-01 00:10:00", 2), ("2026-01-01 03:10:00", 2)]),
     )
 
 
 @pytest.mark.unit
-def test_the_region_starts_on_the_hour_of_the_earliest_key_appended():
+def test_the_region_starts_on_the_step_of_the_earliest_key_appended():
     def added(*earliest: str) -> list[dict]:
         stats = '{{"minValues": {{"v": {{"t": "{}"}}}}}}'
         return [{"path": f"f{i}", "stats": stats.format(at)} for i, at in enumerate(earliest)]
 
     assert region(added("2026-01-01T02:40:00.000Z", "2026-01-01T01:59:59.999Z"), "v.t") == (
-        datetime(2026, 1, 1, 1)
+        datetime(2026, 1, 1, 1, 50)
     )
     assert region(None, "v.t") is None, "not known what was appended: whole"
     assert region(added("2026-01-01T02:40:00.000Z"), None) is None, "no time key: whole"
