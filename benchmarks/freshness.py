@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -250,6 +251,7 @@ def run_lk(
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=(workdir / f"{cmd[0]}.log").open("w"),
+            start_new_session=True,  # its JVM in its group: a kill reaches both
         )
         for cmd in (["speed"], ["serve"])
     ]
@@ -315,10 +317,7 @@ def run_lk(
             text=True,
         )
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(timeout=60)
+        stop_all(procs)
     result = latencies(report, seen, args.discard)
     steady_from = report.started_at + args.discard
     result["serving"] = serving_split(
@@ -407,6 +406,26 @@ def stored(settings: Settings) -> dict[str, int | None]:
         "log_read_bytes": size["bytes"] if size else None,
         "log_stored_bytes": size["stored_bytes"] if size else None,
     }
+
+
+STOP_WAIT_S = 60
+
+
+def stop_all(procs: list[subprocess.Popen]) -> None:
+    """Stop the contender's processes: asked first, killed after :data:`STOP_WAIT_S`.
+
+    A process slow to stop (a JVM in garbage collections) must not cost the run its
+    figures: they are measured already, and written after this.
+    """
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            print(f"{proc.args} did not stop in {STOP_WAIT_S} s: killed", file=sys.stderr)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def recent_phases(settings: Settings) -> dict[str, float]:

@@ -147,10 +147,11 @@ def appended(
     new data (``dataChange`` false), a deletion vector, a change of schema or protocol,
     an action that does not say its partition, a commit file no longer kept, a path
     Spark would read as a pattern, or more than ``most`` files all mean "read it whole".
-    A commit noted :data:`SAME_ANSWERS` is passed over, unless it removes a file added
-    in the range: that file's rows are no longer where the list says. ``partition``
-    maps partition columns to values (None: the whole table). Read from the commit
-    files alone, no Spark job.
+    A commit noted :data:`SAME_ANSWERS` is passed over: a file it removed stays
+    listed, and readable until a VACUUM finds it older than the table's retention
+    (a reader of old files bounds its range by that). ``partition`` maps partition
+    columns to values (None: the whole table). Read from the commit files alone, no
+    Spark job.
     """
     root = uri.rstrip("/")
     added: list[dict[str, Any]] = []
@@ -161,10 +162,6 @@ def appended(
             return None
         info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
         if info.get("userMetadata") == SAME_ANSWERS:
-            listed = {a["path"] for a in added}
-            gone = (_absolute(root, a["remove"]["path"]) for a in actions if "remove" in a)
-            if any(path in listed for path in gone):
-                return None
             continue
         for action in actions:
             if "metaData" in action or "protocol" in action:

@@ -7,9 +7,9 @@ epoch). Only when one of them moved does it resolve the source again (with Spark
 Then it probes the version of every served view table and reloads a view only when its
 table or version changed, on the SparkSession the process built once: the view's merge
 rule and presentation over its state, read whole, or, for a lane's view, the files its
-commits appended since merged onto the state cached at its last reload, its
-compactions passed over (:class:`MergedBase`). Requests never touch Spark; they read
-the last published :class:`ServedState`.
+commits appended since its last whole read merged onto the state cached then, the
+lane's compactions passed over (:class:`MergedBase`). Requests never touch Spark; they
+read the last published :class:`ServedState`.
 
 The views due for a reload are loaded at once, each on a thread of its own: a reload
 of a small view is mostly fixed cost (resolving the Delta version, listing its files,
@@ -84,9 +84,6 @@ class ServedState:
 
 MAX_APPENDED = 32
 """Files a reload merges onto a view's cached base before it reads the whole part again."""
-MAX_MERGES = 64
-"""Reloads merged onto one another before a whole read: each cached base is the last one
-plus a commit's files, so a base lost from the cache would be rebuilt from this many."""
 
 
 @dataclass(frozen=True)
@@ -95,19 +92,24 @@ class MergedBase:
 
     A lane's commits append partial results to a view's part, and its compactions
     merge them without changing an answer (:data:`lake.storage.SAME_ANSWERS`). So a
-    reload merges the files appended since onto this, and caches the result as the
-    next base, instead of reading and merging the whole part again: merging merged
-    state with more partial results equals merging them all, the law compaction
-    relies on too (:mod:`views.base`).
+    reload merges the files appended since onto this instead of reading and merging
+    the whole part again: merging merged state with more partial results equals
+    merging them all, the law compaction relies on too (:mod:`views.base`). A file a
+    compaction removed since is still read where it was: a VACUUM deletes it only
+    once it is older than the log's retention, and a base is used for less than half
+    of that (``max_age``). Each reload merges onto this one base, not onto the last
+    reload's result: a chain of cached results, each planned over the one before,
+    kept the serving JVM in full garbage collections within an hour.
 
     Attributes:
         table: the view's part of the lane's log.
-        version: the version ``merged`` stands for.
+        version: the version ``merged`` was read at.
         stamp: that commit's ``commitInfo`` (:func:`lake.storage.commit_stamp`): a log
             deleted and written again numbers its commits from 0 again.
         merged: the view's merged state at ``version`` (persisted).
         fields: the state rows' schema, to read appended files with.
-        merges: reloads merged onto the whole read this base comes from.
+        appended: the files merged onto it by the last reload.
+        read_at: when it was read (``time.monotonic``).
     """
 
     table: StateTable
@@ -115,33 +117,24 @@ class MergedBase:
     stamp: str | None
     merged: DataFrame
     fields: StructType
-    merges: int = 0
+    appended: tuple[str, ...] = ()
+    read_at: float = field(default_factory=time.monotonic)
 
     def appended_since(
-        self, spark: SparkSession, table: StateTable, version: int
+        self, spark: SparkSession, table: StateTable, version: int, max_age: float
     ) -> list[str] | None:
         """The files appended to ``table`` since this base, up to ``version``.
 
         None when this base cannot serve as one for it: another table, a log written
         again, anything but appends and compactions since
-        (:func:`lake.storage.appended_files`), :data:`MAX_MERGES` reached.
+        (:func:`lake.storage.appended_files`), read more than ``max_age`` s ago.
         """
-        if table != self.table or version < self.version or self.merges >= MAX_MERGES:
+        too_old = time.monotonic() - self.read_at > max_age
+        if table != self.table or version < self.version or too_old:
             return None
         if commit_stamp(spark, table.path, self.version) != self.stamp:
             return None
         return table.appended_files(spark, self.version, version, most=MAX_APPENDED)
-
-    def at(self, spark: SparkSession, version: int, merged: DataFrame) -> MergedBase:
-        """This view's base at ``version``, ``merged`` (self's merged if nothing was added)."""
-        grown = merged is not self.merged
-        return replace(
-            self,
-            version=version,
-            stamp=commit_stamp(spark, self.table.path, version),
-            merged=merged,
-            merges=self.merges + grown,
-        )
 
 
 Loaded = tuple[ViewSnapshot, MergedBase | None]
@@ -157,6 +150,7 @@ def load_snapshot(
     base: MergedBase | None = None,
     previous: ViewSnapshot | None = None,
     cache_base: bool = True,
+    max_age: float = float("inf"),
 ) -> Loaded:
     """Presented rows of ``view`` from its state ``table`` as of ``version``.
 
@@ -172,23 +166,22 @@ def load_snapshot(
             appended to the view since.
         cache_base: whether a whole read of a lane view caches its merged state as a
             base (``serving.merge_appends``).
+        max_age: seconds a base may serve for (half the lane log's retention: the
+            files it reads stay that long).
 
     Returns:
         The snapshot, indexed on the view's key, and the base a later reload merges
         onto (None for a whole table, which nothing appends to between rewrites).
     """
-    files = None if base is None else base.appended_since(spark, table, version)
+    files = None if base is None else base.appended_since(spark, table, version, max_age)
     fresh = None  # a base this call persisted: released if the reload fails
     if base is not None and files is not None:
-        if not files:
-            base = base.at(spark, version, base.merged)
-            if previous is not None and previous.table == table:
-                return previous.at(version, now()), base
-            merged = base.merged
-        else:
-            appended = table.read_files(spark, files, base.fields)
-            merged = fresh = view.merge(base.merged.unionByName(appended)).persist()
-            base = base.at(spark, version, merged)
+        if previous is not None and previous.table == table and tuple(files) == base.appended:
+            return previous.at(version, now()), base
+        merged = base.merged
+        if files:
+            merged = view.merge(merged.unionByName(table.read_files(spark, files, base.fields)))
+        base = replace(base, appended=tuple(files))
     elif table.part is None or not cache_base:
         merged, base = view.merge(table.read(spark, version)), None
     else:
@@ -431,6 +424,7 @@ class Refresher:
                 base=self._bases.get(view.name),
                 previous=current.get(view.name),
                 cache_base=self.settings.serving.merge_appends,
+                max_age=self.settings.stream.log_retention.total_seconds() / 2,
             )
 
         def attempt(job: tuple[View, StateTable, int]) -> Loaded | BaseException:

@@ -103,3 +103,21 @@ def test_a_commit_is_told_from_one_with_the_same_number_in_a_table_written_again
     assert first is not None
     assert storage.commit_stamp(NOT_ASKED, str(tmp_path), 0) not in (first, None)
     assert storage.commit_stamp(NOT_ASKED, str(tmp_path), 1) is None
+
+
+def test_a_commit_noted_same_answers_is_passed_over_with_the_files_it_removed(tmp_path):
+    """A lane's compaction: readers that merge keep the files they listed (still on disk)."""
+    _commit(tmp_path, 1, _add("part=state%252Fe1%252Fcounts/a.parquet", STATE))
+    compaction = [
+        {"commitInfo": {"operation": "WRITE", "userMetadata": storage.SAME_ANSWERS}},
+        _remove("part=state%252Fe1%252Fcounts/a.parquet", STATE),
+        _add("part=state%252Fe1%252Fcounts/merged.parquet", STATE),
+    ]
+    log = tmp_path / "_delta_log"
+    (log / f"{2:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in compaction))
+    _commit(tmp_path, 3, _add("part=state%252Fe1%252Fcounts/b.parquet", STATE))
+
+    assert _appended(tmp_path, 0, 3) == [
+        f"{tmp_path}/part=state%2Fe1%2Fcounts/a.parquet",
+        f"{tmp_path}/part=state%2Fe1%2Fcounts/b.parquet",
+    ]

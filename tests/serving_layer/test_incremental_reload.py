@@ -62,27 +62,20 @@ def test_appends_are_merged_onto_the_cached_base_and_serve_what_a_full_read_serv
     table = StateTable(path, STATE, "counts")
     first = _write(spark, path, STATE, [("a", 1), ("b", 2)])
     snapshot, base = load_snapshot(spark, COUNTS, table, first)
-    assert base is not None and base.version == first and base.merges == 0
+    assert base is not None and base.version == first and base.appended == ()
 
-    _write(spark, path, STATE, [("a", 2), ("c", 5)])
+    second = _write(spark, path, STATE, [("a", 2), ("c", 5)])
     third = _write(spark, path, STATE, [("c", 1)])
     merged, after = load_snapshot(spark, COUNTS, table, third, base=base, previous=snapshot)
     full, whole = load_snapshot(spark, COUNTS, table, third, cache_base=False)
 
     assert _rows(merged) == [("a", 3), ("b", 2), ("c", 6)] == _rows(full)
     assert merged.version == third
-    assert after is not None and after.version == third and after.merges == 1
-    assert after.merged is not base.merged and after.merged.is_cached, "the next base"
+    assert after is not None and after.merged is base.merged, "the base stays; no re-read"
+    assert after.version == first and len(after.appended) == 2
     assert whole is None, "not cached: nothing to release"
-
-    # the next reload reads the one file appended since, onto the base the last one made
-    fourth = _write(spark, path, STATE, [("b", 1)])
-    assert len(table.appended_files(spark, third, fourth) or []) == 1
-    again, last = load_snapshot(spark, COUNTS, table, fourth, base=after, previous=merged)
-    assert _rows(again) == [("a", 3), ("b", 3), ("c", 6)]
-    assert last is not None and last.version == fourth and last.merges == 2
-    for cached in (base, after, last):
-        cached.merged.unpersist()
+    assert table.appended_files(spark, first, second) == [after.appended[0]]
+    base.merged.unpersist()
 
 
 def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tmp_path: Path):
@@ -96,7 +89,7 @@ def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tm
 
     assert kept.version == other and _rows(kept) == [("a", 1)]
     assert kept._rows is snapshot._rows, "nothing appended to the view: no Spark job"
-    assert after is not None and after.merged is base.merged and after.version == other
+    assert after is base
 
     # the same with no snapshot to keep (the view was not served): the base alone
     fresh, again = load_snapshot(spark, COUNTS, table, other, base=base)
@@ -105,55 +98,47 @@ def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tm
 
 
 def test_a_compaction_noted_same_answers_is_passed_over(spark, tmp_path: Path):
-    """A lane's compaction merges rows without changing an answer: nothing is re-read."""
+    """A lane's compaction merges rows without changing an answer: nothing is re-read, and
+    the files it removed are still read where they are."""
     path = str(tmp_path / "log")
     table = StateTable(path, STATE, "counts")
     first = _write(spark, path, STATE, [("a", 1), ("a", 2)])
     snapshot, base = load_snapshot(spark, COUNTS, table, first)
     assert base is not None
-
+    appended = _write(spark, path, STATE, [("b", 1)])
     compacted = _write(
         spark,
         path,
         STATE,
-        [("a", 3)],
+        [("a", 3), ("b", 1)],
         mode="overwrite",
         replaceWhere=f"{PART} = '{STATE}'",
         userMetadata=SAME_ANSWERS,
     )
-    kept, after = load_snapshot(spark, COUNTS, table, compacted, base=base, previous=snapshot)
-    assert _rows(kept) == [("a", 3)] and kept._rows is snapshot._rows, "no Spark job"
-    assert after is not None and after.merged is base.merged and after.version == compacted
 
-    appended = _write(spark, path, STATE, [("b", 1)])
-    grown, last = load_snapshot(spark, COUNTS, table, appended, base=after, previous=kept)
-    assert _rows(grown) == [("a", 3), ("b", 1)]
-    assert last is not None and last.merges == 1
+    files = table.appended_files(spark, first, compacted)
+    assert files is not None and files == table.appended_files(spark, first, appended)
+    merged, after = load_snapshot(spark, COUNTS, table, compacted, base=base, previous=snapshot)
+    assert _rows(merged) == [("a", 3), ("b", 1)]
+    assert after is not None and after.merged is base.merged, "no whole read"
     base.merged.unpersist()
-    last.merged.unpersist()
 
 
-def test_a_compaction_that_removes_a_file_not_yet_merged_means_read_it_whole(spark, tmp_path: Path):
+def test_a_base_older_than_half_the_retention_is_read_whole_again(spark, tmp_path: Path):
+    """Files a compaction removed are deleted once older than the log's retention."""
     path = str(tmp_path / "log")
     table = StateTable(path, STATE, "counts")
     first = _write(spark, path, STATE, [("a", 1)])
     _, base = load_snapshot(spark, COUNTS, table, first)
     assert base is not None
-    _write(spark, path, STATE, [("a", 2)])  # not reloaded before the compaction below
-    compacted = _write(
-        spark,
-        path,
-        STATE,
-        [("a", 3)],
-        mode="overwrite",
-        replaceWhere=f"{PART} = '{STATE}'",
-        userMetadata=SAME_ANSWERS,
-    )
+    second = _write(spark, path, STATE, [("a", 1)])
 
-    assert table.appended_files(spark, first, compacted) is None
-    reloaded, after = load_snapshot(spark, COUNTS, table, compacted, base=base)
-    assert _rows(reloaded) == [("a", 3)]
-    assert after is not None and after.merges == 0, "a whole read"
+    _, kept = load_snapshot(spark, COUNTS, table, second, base=base, max_age=3600)
+    reread, after = load_snapshot(spark, COUNTS, table, second, base=base, max_age=0)
+
+    assert kept is not None and kept.merged is base.merged
+    assert _rows(reread) == [("a", 2)]
+    assert after is not None and after.merged is not base.merged, "read whole"
     base.merged.unpersist()
     after.merged.unpersist()
 
@@ -215,7 +200,7 @@ def test_the_refresher_serves_each_commit_and_keeps_a_base_between_rewrites(
     if merge_appends:
         assert first_base is not None and first_base.version == first
         assert not first_base.merged.is_cached, "the rewrite's whole read replaced it"
-        assert after is not None and after.version == first + 3 and after.merges == 1
+        assert after is not None and after.version == first + 2 and len(after.appended) == 1
     else:
         assert first_base is None and after is None
     refresher.stop()
