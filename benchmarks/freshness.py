@@ -423,7 +423,7 @@ def stop_all(procs: list[subprocess.Popen]) -> None:
         try:
             proc.wait(timeout=STOP_WAIT_S)
         except subprocess.TimeoutExpired:
-            print(f"{proc.args} did not stop in {STOP_WAIT_S} s: killed", file=sys.stderr)
+            print(f"{proc.args!r} did not stop in {STOP_WAIT_S} s: killed", file=sys.stderr)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 

@@ -37,7 +37,7 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -143,11 +143,20 @@ def profiled(
             pieces: list[DataFrame],
             *,
             indexed: tuple[str, ...] = (),
+            keys: Mapping[str, Iterable[str]] | None = None,
             created_with: Mapping[str, str] | None = None,
             note: str | None = None,
         ) -> None:
             alone.update(computed_alone(pieces))
-            commit(spark, lane, pieces, indexed=indexed, created_with=created_with, note=note)
+            commit(
+                spark,
+                lane,
+                pieces,
+                indexed=indexed,
+                keys=keys,
+                created_with=created_with,
+                note=note,
+            )
 
         micro_batch.lane_log.commit = commit_after_pieces
 

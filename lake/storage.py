@@ -160,7 +160,7 @@ def appended(
             actions = commit_actions(spark, uri, version)
         except Exception:  # a missing or unreadable commit file (OSError, or py4j's)
             return None
-        info = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
+        info: dict[str, Any] = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
         if info.get("userMetadata") == SAME_ANSWERS:
             continue
         for action in actions:
