@@ -45,9 +45,10 @@ from measure.machine import machine
 from speed_layer import lane_log
 from speed_layer.jobs import release
 from speed_layer.lane import Lane
-from speed_layer.view_input import CONTEXT_STEP, floor_to, view_input
+from speed_layer.view_input import CONTEXT_STEP, view_input
 from views import default_registry
 from views.base import View, ViewContext
+from views.windows import floor_to
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "join_lookback.json"

@@ -20,8 +20,8 @@ from lake.offsets import below
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
 from speed_layer.lane import Lane
-from speed_layer.view_input import floor_to
 from views.registry import ViewRegistry
+from views.windows import floor_to
 
 PRUNE_EVERY = 20
 REGION_STEP = timedelta(minutes=10)

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from config.settings import ViewSettings
 from lake.offsets import below
 from views.base import View
+from views.windows import floor_to
 
 #: how far the join context's bound is rounded down: a new literal this often (event time)
 CONTEXT_STEP = timedelta(minutes=5)
@@ -78,8 +79,3 @@ def view_input(
     context = context.select(*columns).persist()
     held.append(context)
     return own.select(*columns).unionByName(context)
-
-
-def floor_to(moment: datetime, step: timedelta) -> datetime:
-    """``moment`` rounded down to a whole multiple of ``step`` (counted from 0001-01-01)."""
-    return moment - (moment - datetime.min) % step

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -33,3 +33,8 @@ def bounds(window: str = "window") -> list[Column]:
         F.col(f"{window}.start").alias("window_start"),
         F.col(f"{window}.end").alias("window_end"),
     ]
+
+
+def floor_to(moment: datetime, step: timedelta) -> datetime:
+    """``moment`` rounded down to a whole multiple of ``step`` (counted from 0001-01-01)."""
+    return moment - (moment - datetime.min) % step

@@ -6,7 +6,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from speed_layer.view_input import CONTEXT_STEP, floor_to
+from speed_layer.view_input import CONTEXT_STEP
+from views.windows import floor_to
 
 pytestmark = pytest.mark.unit
 
