@@ -23,10 +23,11 @@ one table (:mod:`speed_layer.recovery`). The state is merged on read; every
 ``stream.compact_every`` micro-batches one more commit merges what was appended since
 the last one (:func:`replace`, :mod:`speed_layer.maintenance`), and every
 ``PRUNE_EVERY`` micro-batches a delete drops the retained events nothing can need any
-more (a commit only when there are some). Every ``stream.tidy_every`` micro-batches
-the append-only parts' small files are merged and the files no version within
-``stream.log_retention`` needs are deleted, so the log's files stop growing with the
-number of micro-batches.
+more (a commit only when there are some) and the retained events of each ten minutes
+the clock has passed are gathered into one file (:func:`gather`, once each). Every
+``stream.tidy_every`` micro-batches the append-only parts' small files are merged and
+the files no version within ``stream.log_retention`` needs are deleted, so the log's
+files stop growing with the number of micro-batches.
 """
 
 from __future__ import annotations
@@ -231,6 +232,38 @@ def from_time(part: str, column: str, start: datetime) -> str:
     struct, _, name = column.partition(".")
     moment = start.isoformat(sep=" ")
     return f"({whole(part)} AND `{struct}`.`{name}` >= TIMESTAMP {_quoted(moment)})"
+
+
+def between_times(part: str, column: str, start: datetime, end: datetime) -> str:
+    """A :func:`replace` region: the rows of ``part`` whose ``column`` is in [start, end)."""
+    struct, _, name = column.partition(".")
+    before = f"`{struct}`.`{name}` < TIMESTAMP {_quoted(end.isoformat(sep=' '))}"
+    return f"({from_time(part, column, start)} AND {before})"
+
+
+def gather(
+    spark: SparkSession, lane: Lane, part: str, column: str, start: datetime, end: datetime
+) -> bool:
+    """Rewrite the rows of ``part`` whose ``column`` is in [start, end) as one file.
+
+    The same rows, in one commit noted :data:`lake.storage.SAME_ANSWERS`; False (and no
+    commit) when there are none. A part a micro-batch appends to gains a file per
+    micro-batch, and a read over a time range opens every file whose statistics reach
+    into it; gathered, a range opens a file per ``end - start``. ``column``:
+    ``struct.field``, indexed (:func:`commit`); a file that also holds rows outside the
+    range keeps them, rewritten to a file of their own (Delta's ``replaceWhere``).
+    """
+    current = read(spark, lane, part)
+    if current is None:
+        return False
+    name = column.partition(".")[2]
+    moment = F.col(name)
+    rows_in = current.where((moment >= F.lit(start)) & (moment < F.lit(end)))
+    if rows_in.isEmpty():
+        return False
+    piece = rows(part, rows_in)  # one task, one file: :func:`one_frame`
+    replace(spark, lane, [between_times(part, column, start, end)], [piece], storage.SAME_ANSWERS)
+    return True
 
 
 def replace(

@@ -8,6 +8,7 @@ only what the log costs to read and to keep.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,6 +31,20 @@ rows it leaves behind when the step moves on are written once, to one file per v
 (six an hour), and never read by a compaction again."""
 
 
+@dataclass(frozen=True)
+class Upkeep:
+    """What this process's maintenance of a lane's log has done so far.
+
+    Attributes:
+        compacted: the log's version after the last compaction (None: none yet).
+        gathered: the retained events before this time are gathered in a file per
+            :data:`REGION_STEP` of their time (None: none gathered yet).
+    """
+
+    compacted: int | None = None
+    gathered: datetime | None = None
+
+
 def maintain(
     spark: SparkSession,
     settings: Settings,
@@ -38,31 +53,68 @@ def maintain(
     epoch: Epoch,
     batch_id: int,
     clock: datetime | None,
-    compacted: int | None = None,
-) -> int | None:
-    """After micro-batch ``batch_id``: compact and prune the lane's log, when due.
+    done: Upkeep = Upkeep(),
+) -> Upkeep:
+    """After micro-batch ``batch_id``: compact, prune and tidy the lane's log, when due.
 
     Every ``stream.compact_every`` micro-batches the views' state is merged in one
-    commit (:func:`compact`); every :data:`PRUNE_EVERY`, once the lane has an
+    commit (:func:`compact`). Every :data:`PRUNE_EVERY`, once the lane has an
     event-time ``clock``, the retained rows past the keep-back are deleted, and Delta
     rewrites only the files its statistics say may hold such rows (one commit, or none
-    while nothing is that old, as in a live lane's first hour); every
+    while nothing is that old, as in a live lane's first hour); then the retained
+    events of the steps of time that closed since are gathered (:func:`gather`). Every
     ``stream.tidy_every``, the append-only parts' small files are merged and the files
     no recent version needs are deleted.
 
-    ``compacted``: the log's version after the last compaction this process made (None
-    if none yet). Returns it, as it stands after this call.
+    ``done``: what this process's maintenance did before; returned as it stands after.
     """
     if batch_id > 0 and batch_id % settings.stream.compact_every == 0:
-        compacted = compact(spark, lane, registry, epoch, compacted)
+        done = replace(done, compacted=compact(spark, lane, registry, epoch, done.compacted))
     if batch_id > 0 and batch_id % PRUNE_EVERY == 0 and clock is not None:
-        since = F.lit(clock - keep_back(settings.views, registry))
-        old = prunable(epoch, registry.contract.time_field, since, prefix=f"{lane_log.RETAINED}.")
+        # on a step's start: the prune drops gathered files whole, never splits one
+        horizon = floor_to(clock - keep_back(settings.views, registry), REGION_STEP)
+        old = prunable(
+            epoch, registry.contract.time_field, F.lit(horizon), prefix=f"{lane_log.RETAINED}."
+        )
         lane_log.delete(spark, lane, lane_log.RETAINED, old)
+        if (lateness := join_lateness(settings.views, registry)) is not None:
+            closed = floor_to(clock - lateness, REGION_STEP)
+            since = horizon if done.gathered is None else max(done.gathered, horizon)
+            time = f"{lane_log.RETAINED}.{registry.contract.time_field}"
+            gathered = gather(spark, lane, time, since, closed, first=done.gathered is None)
+            done = replace(done, gathered=gathered)
     if batch_id > 0 and batch_id % settings.stream.tidy_every == 0:
         lane_log.merge_small_files(spark, lane, lane_log.APPEND_ONLY)
         lane_log.vacuum(spark, lane)
-    return compacted
+    return done
+
+
+def gather(
+    spark: SparkSession,
+    lane: Lane,
+    column: str,
+    since: datetime,
+    closed: datetime,
+    *,
+    first: bool = False,
+) -> datetime:
+    """Gather the retained events of each step of time from ``since`` to ``closed``.
+
+    A micro-batch appends its events to the retained part in a file of its own, and
+    each micro-batch's join context reads every file of the look-back: at 1,000
+    events/s, a thousand files an hour. Each step of :data:`REGION_STEP` whose end the
+    clock has passed by the views' lateness (``closed``) is rewritten as one file
+    (:func:`lane_log.gather`), once: the events of a step that arrive after it was
+    gathered stay in their micro-batches' files. A process's ``first`` gathering
+    gathers only the last closed step (the steps a restart skipped keep their files
+    until they are pruned). Same rows: a join, a rebase and a prune read the same events
+    before and after. Returns where the next gathering starts.
+    """
+    start = max(since, closed - REGION_STEP) if first else since
+    while start < closed:
+        lane_log.gather(spark, lane, lane_log.RETAINED, column, start, start + REGION_STEP)
+        start += REGION_STEP
+    return max(start, since)
 
 
 def compact(
@@ -124,6 +176,16 @@ def region(
         return None
     earliest = storage.earliest(added, column)
     return None if earliest is None else floor_to(earliest, step)
+
+
+def join_lateness(settings: ViewSettings, registry: ViewRegistry) -> timedelta | None:
+    """The longest a view that joins earlier events waits for a late one; None: none joins.
+
+    Only a join's context reads the retained events every micro-batch (a rebase reads
+    them once), so only such views decide when a step of them is gathered.
+    """
+    joins = [settings.lateness(v.name) for v in registry if v.context_lookback is not None]
+    return max(joins, default=None)
 
 
 def keep_back(settings: ViewSettings, registry: ViewRegistry) -> timedelta:

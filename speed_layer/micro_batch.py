@@ -22,7 +22,8 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
    (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
    Every ``stream.compact_every`` micro-batches one more commit merges what was
    appended since the last one (one row per key again), and every ``PRUNE_EVERY`` a delete drops the
-   retained events nothing can need any more (:mod:`speed_layer.maintenance`).
+   retained events nothing can need any more and each ten minutes of them the clock has
+   passed is gathered into one file (:mod:`speed_layer.maintenance`).
 
 A micro-batch Spark never recorded as committed is undone by restoring the log before a
 restart (:mod:`speed_layer.recovery`) and recomputed from the same inputs:
@@ -71,7 +72,7 @@ from speed_layer.checkpoint import committed_offsets, offsets_read
 from speed_layer.epoch import Epoch
 from speed_layer.jobs import in_background, release
 from speed_layer.lane import Lane
-from speed_layer.maintenance import keep_back, maintain, prunable
+from speed_layer.maintenance import Upkeep, keep_back, maintain, prunable
 from speed_layer.recovery import record_version
 from speed_layer.view_input import view_input
 from speed_layer.watermarks import late_for, late_rows, parameters
@@ -104,8 +105,8 @@ class MicroBatchProcessor:
         self.indexed = (f"{lane_log.RETAINED}.{self.time}",)
         #: and each view's time key (:func:`lane_log.index`), what compactions select on
         self.keys = {view.name: view.key for view in registry}
-        #: the log's version after this process's last compaction (:func:`maintain`)
-        self._compacted: int | None = None
+        #: what this process's maintenance of the log did so far (:func:`maintain`)
+        self._upkeep = Upkeep()
         self.created_with = lane_log.properties(settings.stream.log_retention)
         #: :func:`view_input`, told the events' fields and the view settings once
         self._view_input = partial(
@@ -299,7 +300,7 @@ class MicroBatchProcessor:
             lap("commit")
         finally:
             release(held)
-        self._compacted = maintain(
+        self._upkeep = maintain(
             spark,
             self.settings,
             self.lane,
@@ -307,7 +308,7 @@ class MicroBatchProcessor:
             epoch,
             batch_id,
             row.max_event_time,
-            self._compacted,
+            self._upkeep,
         )
         lap("maintain")
         self._last = row
