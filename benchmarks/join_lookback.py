@@ -19,7 +19,11 @@ ways, each the median of ``--repeat`` runs after one to warm up:
 * ``held_in_memory``: the same code over the retained events cached in memory (the
   candidate the issue names: a copy held between micro-batches), with what it holds;
 * ``own_only``: the view over the micro-batch alone, no earlier events: what a design
-  that did not join across micro-batches (the views floor) pays for this view.
+  that did not join across micro-batches (the views floor) pays for this view;
+* ``through_gathered_log``: as the lane does now, over a log whose retained events of
+  each closed ten minutes were gathered into one file
+  (:func:`speed_layer.maintenance.gather`), a second log written alongside with the
+  same commits.
 
 Run: ``python -m benchmarks.join_lookback [--rate 2000] [--minutes 10 20 40 75]``.
 """
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -45,6 +50,7 @@ from measure.machine import machine
 from speed_layer import lane_log
 from speed_layer.jobs import release
 from speed_layer.lane import Lane
+from speed_layer.maintenance import REGION_STEP, gather
 from speed_layer.view_input import CONTEXT_STEP, view_input
 from views import default_registry
 from views.base import View, ViewContext
@@ -103,8 +109,9 @@ def measure(
     own: DataFrame,
     clock: datetime,
     repeat: int,
+    gathered: Lane,
 ) -> dict[str, Any]:
-    """The three ways of one micro-batch (the module docstring) over the log as it is."""
+    """The four ways of one micro-batch (the module docstring) over the logs as they are."""
     columns, time_field = event_columns(default_registry().contract), "event_time"
     watermark = clock - settings.views.lateness(view.name)
     ctx = ViewContext(settings.views)
@@ -140,6 +147,10 @@ def measure(
         lambda: view.compute(own.select(*columns), ctx).count(), repeat, warm_up=True
     )
     assert same == rows, "the held copy gives the rows the log gives"
+    fewer = lane_log.read(spark, gathered, lane_log.RETAINED, lane_log.version(spark, gathered))
+    assert fewer is not None
+    through_gathered_log, also = median_run(joined(fewer), repeat, warm_up=True)
+    assert also == rows, "the gathered log gives the rows the log gives"
     return {
         "retained_rows": held_rows,
         "rows_within_look_back": within.count(),
@@ -149,9 +160,18 @@ def measure(
             "through_log": round(through_log, 2),
             "held_in_memory": round(held_in_memory, 2),
             "own_only": round(own_only, 2),
+            "through_gathered_log": round(through_gathered_log, 2),
         },
+        "retained_files": {"log": files(spark, lane), "gathered_log": files(spark, gathered)},
         "held_in_memory_mb": held_mb,
     }
+
+
+def files(spark: SparkSession, lane: Lane) -> int:
+    """The files of the retained part in the log's current version."""
+    log = spark.read.format("delta").load(lane.log)
+    retained = log.where(F.col(lane_log.PART) == lane_log.RETAINED)
+    return retained.select("_metadata.file_path").distinct().count()
 
 
 def main() -> None:
@@ -170,19 +190,24 @@ def main() -> None:
     indexed = (f"{lane_log.RETAINED}.event_time",)
     points = []
     with tempfile.TemporaryDirectory(prefix="lk-join-lookback-") as tmp:
-        lane = Lane("lookback", tmp)
-        written, clock = 0, START
+        lane, gathered = Lane("lookback", f"{tmp}/log"), Lane("gathered", f"{tmp}/gathered")
+        written, clock, since = 0, START, START
         for minutes in sorted(args.minutes):
             while clock < START + timedelta(minutes=minutes):
                 rows = shop_events(spark, settings, per_batch, clock, step.total_seconds(), written)
-                lane_log.commit(
-                    spark, lane, [lane_log.rows(lane_log.RETAINED, rows)], indexed=indexed
-                )
+                for log in (lane, gathered):
+                    lane_log.commit(
+                        spark, log, [lane_log.rows(lane_log.RETAINED, rows)], indexed=indexed
+                    )
                 written, clock = written + 1, clock + step
+            closed = floor_to(clock - settings.views.lateness(view.name), REGION_STEP)
+            started = time.perf_counter()
+            since = gather(spark, gathered, indexed[0], since, closed)
+            gather_s = round(time.perf_counter() - started, 2)
             own = shop_events(spark, settings, per_batch, clock, step.total_seconds(), 10**6)
             own = own.persist()
-            point = {"look_back_minutes": minutes, "commits": written}
-            point |= measure(spark, settings, view, lane, own, clock, args.repeat)
+            point = {"look_back_minutes": minutes, "commits": written, "gather_seconds": gather_s}
+            point |= measure(spark, settings, view, lane, own, clock, args.repeat, gathered)
             own.unpersist()
             print(json.dumps(point), flush=True)
             points.append(point)
