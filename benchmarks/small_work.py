@@ -13,6 +13,13 @@ The second batch run recomputes with ``force``; the second reprocess builds the 
 version, so its switch diffs it against the first; the second first micro-batch is a
 new lane's (its own storage root) in the same process.
 
+Beside them, the same way, the engine's floor for the same work
+(:mod:`compare.floor`, what any design must do): a Spark job that reads the topic,
+decodes, de-duplicates, computes every view and writes them in one Delta commit (the
+floor of a batch run and of a replay), and the first micro-batch of the streaming views
+floor (read, decode, de-duplicate, every view, one commit). A target below the floor's
+fresh-process figure cannot be met by any design on this machine that day.
+
 Run: ``python -m benchmarks.small_work [--events 2000] [--output F]``.
 """
 
@@ -31,7 +38,14 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from batch_layer.job import run_batch
-from benchmarks.recompute_vs_replay import isolated, load_topic, records_file, spec_for
+from benchmarks.recompute_vs_replay import (
+    floor_views_from_log,
+    isolated,
+    load_topic,
+    records_file,
+    spec_for,
+)
+from compare.floor import start_floor
 from config.settings import Settings
 from designs.kappa.reprocess import reprocess
 from designs.lambda_arch.epochs import run_speed
@@ -46,8 +60,14 @@ from speed_layer.metrics import read_metrics
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "small_work.json"
 OPERATIONS = ("batch", "kappa", "speed")
+#: the engine's floor for the same work (module docstring), measured the same way
+FLOORS = ("floor_job", "floor_micro_batch")
 #: issue 32 item 4's targets, seconds
 TARGETS = {"batch": 15.0, "kappa": 15.0, "speed": 10.0}
+#: how long the streaming floor may take to read its first events
+FLOOR_WAIT_S = 600
+#: the operations each floor is the floor of
+FLOOR_OF = {"floor_job": ("batch", "kappa"), "floor_micro_batch": ("speed",)}
 
 
 def spark_jobs(spark: SparkSession) -> int:
@@ -81,10 +101,34 @@ def first_micro_batch(spark: SparkSession, settings: Settings) -> dict[str, floa
     }
 
 
+def floor_micro_batch(spark: SparkSession, settings: Settings) -> dict[str, float]:
+    """The streaming views floor's first micro-batch over the log (its phases, s)."""
+    registry = build(settings).registry
+    query, _ = start_floor(spark, settings, views=registry, deduplicate=True)
+    deadline = time.monotonic() + FLOOR_WAIT_S
+    try:
+        while not any(p["numInputRows"] for p in query.recentProgress):
+            if query.exception() is not None:
+                raise RuntimeError(f"the floor's query failed: {query.exception()}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the floor's query read nothing in {FLOOR_WAIT_S} s")
+            time.sleep(0.2)
+    finally:
+        query.stop()
+    first = next(p for p in query.recentProgress if p["numInputRows"])
+    return {"micro_batch": round(first["durationMs"]["triggerExecution"] / 1000, 1)}
+
+
 def operation(
     spark: SparkSession, settings: Settings, name: str, attempt: int, root: Path
 ) -> dict[str, float]:
     """Run operation ``name`` once (``attempt`` 0 or 1); its steps in seconds."""
+    if name == "floor_job":
+        floor_views_from_log(spark, settings, str(root / f"floor-{attempt}"))
+        return {}
+    if name == "floor_micro_batch":
+        storage = settings.storage.model_copy(update={"root": str(root / f"floor-{attempt}")})
+        return floor_micro_batch(spark, settings.model_copy(update={"storage": storage}))
     if name == "batch":
         return run_batch(spark, settings, build(settings).registry, force=attempt > 0).steps
     if name == "kappa":
@@ -116,12 +160,28 @@ def verdict(operation: str, report: dict[str, Any]) -> dict[str, Any]:
     """The figure held against the target: the reprocess and batch run whole, the first
     micro-batch's own duration (not the lane's start around it)."""
     first, second = report["runs"]
-    if operation == "speed":
+    if operation in ("speed", "floor_micro_batch"):
         figure, warm = first["steps"]["micro_batch"], second["steps"]["micro_batch"]
     else:
         figure, warm = first["seconds"], second["seconds"]
+    if operation in FLOORS:
+        return {"seconds": figure, "warm_seconds": warm, "floor_of": list(FLOOR_OF[operation])}
     target = TARGETS[operation]
     return {"seconds": figure, "warm_seconds": warm, "target_s": target, "met": figure <= target}
+
+
+def over_floor(results: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Each operation's figure over its floor's, fresh and warm (in one run)."""
+    ratios = {}
+    for floor, operations in FLOOR_OF.items():
+        for name in operations:
+            measured = floor in results and name in results
+            if measured and all(results[floor][key] > 0 for key in ("seconds", "warm_seconds")):
+                ratios[name] = {
+                    when: round(results[name][key] / results[floor][key], 2)
+                    for when, key in (("fresh", "seconds"), ("warm", "warm_seconds"))
+                }
+    return ratios
 
 
 def main() -> None:
@@ -129,7 +189,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=2_000)
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--bootstrap", default=None)
-    parser.add_argument("--child", choices=OPERATIONS, help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=OPERATIONS + FLOORS, help=argparse.SUPPRESS)
     parser.add_argument("--label", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -149,7 +209,7 @@ def main() -> None:
         spark.stop()
         offsets = sum(end_offsets(settings, settings.kafka.events_topic).values())
         results: dict[str, Any] = {}
-        for operation in OPERATIONS:
+        for operation in OPERATIONS + FLOORS:
             part = Path(tmp) / f"{operation}.json"
             command = [sys.executable, "-m", "benchmarks.small_work", "--child", operation]
             command += ["--bootstrap", settings.kafka.bootstrap_servers, "--label", label]
@@ -163,15 +223,18 @@ def main() -> None:
             "events": args.events,
             "log_offsets": offsets,
             "results": results,
+            "over_floor": over_floor(results),
         }
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(output, indent=2))
         for operation, r in results.items():
+            against = f"target {r['target_s']} s" if "target_s" in r else "floor"
             print(
                 f"{operation}: {r['seconds']} s (warm {r['warm_seconds']} s), "
-                f"target {r['target_s']} s, session start {r['session_start_s']} s",
+                f"{against}, session start {r['session_start_s']} s",
                 flush=True,
             )
+        print(f"over the floor: {output['over_floor']}", flush=True)
 
 
 if __name__ == "__main__":

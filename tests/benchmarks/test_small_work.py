@@ -1,0 +1,56 @@
+"""The small-work benchmark's verdicts: each operation against its target and its floor."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.small_work import over_floor, verdict
+
+pytestmark = pytest.mark.unit
+
+
+def _report(first: float, second: float, micro_batch: tuple[float, float] | None = None) -> dict:
+    steps = [{}, {}] if micro_batch is None else [{"micro_batch": m} for m in micro_batch]
+    return {
+        "runs": [
+            {"seconds": first, "steps": steps[0], "spark_jobs": 1},
+            {"seconds": second, "steps": steps[1], "spark_jobs": 1},
+        ]
+    }
+
+
+def test_an_operation_is_held_against_its_target_in_a_fresh_process():
+    assert verdict("batch", _report(16.0, 9.0)) == {
+        "seconds": 16.0,
+        "warm_seconds": 9.0,
+        "target_s": 15.0,
+        "met": False,
+    }
+    speed = verdict("speed", _report(20.0, 12.0, micro_batch=(9.5, 4.0)))
+    assert speed == {"seconds": 9.5, "warm_seconds": 4.0, "target_s": 10.0, "met": True}
+
+
+def test_a_floor_has_no_target_and_names_what_it_is_the_floor_of():
+    assert verdict("floor_job", _report(12.0, 5.0)) == {
+        "seconds": 12.0,
+        "warm_seconds": 5.0,
+        "floor_of": ["batch", "kappa"],
+    }
+    first = verdict("floor_micro_batch", _report(30.0, 20.0, micro_batch=(6.0, 2.5)))
+    assert first["seconds"] == 6.0 and first["floor_of"] == ["speed"]
+
+
+def test_each_operation_is_divided_by_its_own_floor_fresh_and_warm():
+    results = {
+        "batch": {"seconds": 24.0, "warm_seconds": 9.0},
+        "kappa": {"seconds": 18.0, "warm_seconds": 6.0},
+        "speed": {"seconds": 14.0, "warm_seconds": 6.0},
+        "floor_job": {"seconds": 12.0, "warm_seconds": 4.5},
+        "floor_micro_batch": {"seconds": 7.0, "warm_seconds": 3.0},
+    }
+    assert over_floor(results) == {
+        "batch": {"fresh": 2.0, "warm": 2.0},
+        "kappa": {"fresh": 1.5, "warm": 1.33},
+        "speed": {"fresh": 2.0, "warm": 2.0},
+    }
+    assert over_floor({"batch": results["batch"]}) == {}, "no floor measured, no ratio"
