@@ -79,9 +79,11 @@ def maintain(
         lane_log.delete(spark, lane, lane_log.RETAINED, old)
         if (lateness := join_lateness(settings.views, registry)) is not None:
             closed = floor_to(clock - lateness, REGION_STEP)
-            since = horizon if done.gathered is None else max(done.gathered, horizon)
+            # a process's first gathering takes the last closed step alone (the steps a
+            # restart skipped keep their files until they are pruned)
+            since = closed - REGION_STEP if done.gathered is None else done.gathered
             time = f"{lane_log.RETAINED}.{registry.contract.time_field}"
-            gathered = gather(spark, lane, time, since, closed, first=done.gathered is None)
+            gathered = gather(spark, lane, time, max(since, horizon), closed)
             done = replace(done, gathered=gathered)
     if batch_id > 0 and batch_id % settings.stream.tidy_every == 0:
         lane_log.merge_small_files(spark, lane, lane_log.APPEND_ONLY)
@@ -90,31 +92,24 @@ def maintain(
 
 
 def gather(
-    spark: SparkSession,
-    lane: Lane,
-    column: str,
-    since: datetime,
-    closed: datetime,
-    *,
-    first: bool = False,
+    spark: SparkSession, lane: Lane, column: str, since: datetime, closed: datetime
 ) -> datetime:
     """Gather the retained events of each step of time from ``since`` to ``closed``.
 
     A micro-batch appends its events to the retained part in a file of its own, and
     each micro-batch's join context reads every file of the look-back: at 1,000
     events/s, a thousand files an hour. Each step of :data:`REGION_STEP` whose end the
-    clock has passed by the views' lateness (``closed``) is rewritten as one file
+    clock has passed by the join views' lateness (``closed``) is rewritten as one file
     (:func:`lane_log.gather`), once: the events of a step that arrive after it was
-    gathered stay in their micro-batches' files. A process's ``first`` gathering
-    gathers only the last closed step (the steps a restart skipped keep their files
-    until they are pruned). Same rows: a join, a rebase and a prune read the same events
-    before and after. Returns where the next gathering starts.
+    gathered stay in their micro-batches' files. Same rows: a join, a rebase and a
+    prune read the same events before and after. ``since`` and ``closed`` fall on
+    steps. Returns where the next gathering starts.
     """
-    start = max(since, closed - REGION_STEP) if first else since
+    start = since
     while start < closed:
         lane_log.gather(spark, lane, lane_log.RETAINED, column, start, start + REGION_STEP)
         start += REGION_STEP
-    return max(start, since)
+    return start
 
 
 def compact(
