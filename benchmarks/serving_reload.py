@@ -42,7 +42,7 @@ from lake.spark import build_session
 from lake.storage import delta_version
 from measure.laps import median_run
 from measure.machine import broker, machine
-from serving_layer.refresh import load_snapshot
+from serving_layer.refresh import MergedBase, load_snapshot, released
 from serving_layer.snapshot import ViewSnapshot
 from views.base import View
 
@@ -62,8 +62,14 @@ def view_figures(
 
     def whole_read() -> ViewSnapshot:
         snapshot, base = load_snapshot(spark, view, table, newest)
-        if base is not None:  # the base a whole read caches for the reloads after it
-            base.merged.unpersist()
+        if base is not None:  # the base a whole read keeps for the reloads after it
+            released(base.merged)
+        return snapshot
+
+    def merged_onto(base: MergedBase) -> ViewSnapshot:
+        snapshot, kept = load_snapshot(spark, view, table, newest, base=base)
+        if kept is not None and kept.merged is not base.merged:  # the next reload's base
+            released(kept.merged)
         return snapshot
 
     whole, expected = median_run(whole_read, repeat)
@@ -71,14 +77,12 @@ def view_figures(
     for commits in behind:
         _, base = load_snapshot(spark, view, table, newest - commits)
         assert base is not None, f"{view.name} is not a lane view"
-        files = base.appended_since(spark, table, newest, max_age=float("inf"))
+        files = base.appended_since(spark, table, newest)
         assert files is not None, f"{view.name}: more than appends since {base.version}"
-        seconds, merged = median_run(
-            partial(lambda b: load_snapshot(spark, view, table, newest, base=b)[0], base), repeat
-        )
+        seconds, merged = median_run(partial(merged_onto, base), repeat)
         assert rows_of(merged) == rows_of(expected), f"{view.name}: rows differ"
         figures[f"after {commits}"] = {"seconds": round(seconds, 3), "files": len(files)}
-        base.merged.unpersist()
+        released(base.merged)
     return figures
 
 

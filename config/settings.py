@@ -392,9 +392,9 @@ class ServingSettings(_Section):
     )
     merge_appends: bool = Field(
         True,
-        description="between a lane's compactions, a reload reads only the files the lane's "
-        "commits appended to a view and merges them onto the view's state cached at the last "
-        "whole read (exact: docs/architecture.md); off, every reload reads the view whole",
+        description="a reload reads only the files the lane's commits appended to a view "
+        "since the last reload and merges them onto the view's state that reload kept "
+        "(exact: docs/architecture.md); off, every reload reads the view whole",
     )
 
 

@@ -7,7 +7,7 @@ epoch). Only when one of them moved does it resolve the source again (with Spark
 Then it probes the version of every served view table and reloads a view only when its
 table or version changed, on the SparkSession the process built once: the view's merge
 rule and presentation over its state, read whole, or, for a lane's view, the files its
-commits appended since its last whole read merged onto the state cached then, the
+commits appended since the last reload merged onto the state that reload kept, the
 lane's compactions passed over (:class:`MergedBase`). Requests never touch Spark; they
 read the last published :class:`ServedState`.
 
@@ -83,33 +83,45 @@ class ServedState:
 
 
 MAX_APPENDED = 32
-"""Files a reload merges onto a view's cached base before it reads the whole part again."""
+"""Files a reload merges onto a view's kept state before it reads the whole part again."""
+
+
+def kept(frame: DataFrame) -> DataFrame:
+    """``frame`` computed now and kept in the session, planned as the rows it holds.
+
+    A local checkpoint: the rows stay in the session's block store (memory, then local
+    disk), and the frame's plan is one node over them, whatever it was computed from. So a
+    state merged onto the state kept before it does not plan over that one (cached
+    results planned one over the other kept the serving JVM in full garbage collections
+    within an hour), and no file it was read from is needed again.
+    """
+    return frame.localCheckpoint(eager=True)
+
+
+def released(frame: DataFrame) -> None:
+    """Free the rows :func:`kept` holds for ``frame``."""
+    frame._jdf.logicalPlan().rdd().unpersist(False)
 
 
 @dataclass(frozen=True)
 class MergedBase:
-    """A lane view's merged state at one version, cached in the serving session.
+    """A lane view's merged state at one version, kept in the serving session (:func:`kept`).
 
     A lane's commits append partial results to a view's part, and its compactions
     merge them without changing an answer (:data:`lake.storage.SAME_ANSWERS`). So a
     reload merges the files appended since onto this instead of reading and merging
     the whole part again: merging merged state with more partial results equals
-    merging them all, the law compaction relies on too (:mod:`views.base`). A file a
-    compaction removed since is still read where it was: a VACUUM deletes it only
-    once it is older than the log's retention, and a base is used for less than half
-    of that (``max_age``). Each reload merges onto this one base, not onto the last
-    reload's result: a chain of cached results, each planned over the one before,
-    kept the serving JVM in full garbage collections within an hour.
+    merging them all, the law compaction relies on too (:mod:`views.base`). What that
+    reload merged is kept as the next reload's base, so each reload reads only the
+    files of the commits since the one before, whatever the view's history.
 
     Attributes:
         table: the view's part of the lane's log.
         version: the version ``merged`` was read at.
         stamp: that commit's ``commitInfo`` (:func:`lake.storage.commit_stamp`): a log
             deleted and written again numbers its commits from 0 again.
-        merged: the view's merged state at ``version`` (persisted).
+        merged: the view's merged state at ``version`` (kept).
         fields: the state rows' schema, to read appended files with.
-        appended: the files merged onto it by the last reload.
-        read_at: when it was read (``time.monotonic``).
     """
 
     table: StateTable
@@ -117,20 +129,17 @@ class MergedBase:
     stamp: str | None
     merged: DataFrame
     fields: StructType
-    appended: tuple[str, ...] = ()
-    read_at: float = field(default_factory=time.monotonic)
 
     def appended_since(
-        self, spark: SparkSession, table: StateTable, version: int, max_age: float
+        self, spark: SparkSession, table: StateTable, version: int
     ) -> list[str] | None:
         """The files appended to ``table`` since this base, up to ``version``.
 
         None when this base cannot serve as one for it: another table, a log written
         again, anything but appends and compactions since
-        (:func:`lake.storage.appended_files`), read more than ``max_age`` s ago.
+        (:func:`lake.storage.appended_files`).
         """
-        too_old = time.monotonic() - self.read_at > max_age
-        if table != self.table or version < self.version or too_old:
+        if table != self.table or version < self.version:
             return None
         if commit_stamp(spark, table.path, self.version) != self.stamp:
             return None
@@ -150,7 +159,6 @@ def load_snapshot(
     base: MergedBase | None = None,
     previous: ViewSnapshot | None = None,
     cache_base: bool = True,
-    max_age: float = float("inf"),
 ) -> Loaded:
     """Presented rows of ``view`` from its state ``table`` as of ``version``.
 
@@ -159,41 +167,42 @@ def load_snapshot(
         view: the view whose ``merge``, ``present`` and ``order_by`` apply.
         table: where the view's state is kept.
         version: the table version to read (the one the snapshot reports).
-        base: the view's cached state from an earlier reload, if any: when the commits
-            since only appended to the view's part (or compacted it), only their files
-            are read.
-        previous: the snapshot served now; kept (at ``version``) when nothing was
-            appended to the view since.
-        cache_base: whether a whole read of a lane view caches its merged state as a
-            base (``serving.merge_appends``).
-        max_age: seconds a base may serve for (half the lane log's retention: the
-            files it reads stay that long).
+        base: the view's state kept by the last reload, if any: when the commits since
+            only appended to the view's part (or compacted it), only their files are
+            read, merged onto it.
+        previous: the snapshot served now, made with ``base``; kept (at ``version``)
+            when nothing was appended to the view since.
+        cache_base: whether a lane view's merged state is kept as the next reload's base
+            (``serving.merge_appends``).
 
     Returns:
-        The snapshot, indexed on the view's key, and the base a later reload merges
-        onto (None for a whole table, which nothing appends to between rewrites).
+        The snapshot, indexed on the view's key, and the base the next reload merges
+        onto (None for a whole table, which nothing appends to between rewrites). A
+        new base replaces ``base``, which the caller releases (:func:`released`).
     """
-    files = None if base is None else base.appended_since(spark, table, version, max_age)
-    fresh = None  # a base this call persisted: released if the reload fails
+    files = None if base is None else base.appended_since(spark, table, version)
+    fresh = None  # a base this call kept: released if the reload fails
     if base is not None and files is not None:
-        if previous is not None and previous.table == table and tuple(files) == base.appended:
+        if not files and previous is not None and previous.table == table:
             return previous.at(version, now()), base
         merged = base.merged
         if files:
-            merged = view.merge(merged.unionByName(table.read_files(spark, files, base.fields)))
-        base = replace(base, appended=tuple(files))
+            appended = table.read_files(spark, files, base.fields)
+            merged = fresh = kept(view.merge(merged.unionByName(appended)))
+            stamp = commit_stamp(spark, table.path, version)
+            base = MergedBase(table, version, stamp, merged, base.fields)
     elif table.part is None or not cache_base:
         merged, base = view.merge(table.read(spark, version)), None
     else:
         state = table.read(spark, version)
-        merged = fresh = view.merge(state).persist()
+        merged = fresh = kept(view.merge(state))
         stamp = commit_stamp(spark, table.path, version)
         base = MergedBase(table, version, stamp, merged, state.schema)
     try:
         rows, schema = _presented_rows(view, merged)
     except BaseException:
         if fresh is not None:
-            fresh.unpersist()
+            released(fresh)
         raise
     snapshot = ViewSnapshot(
         name=view.name,
@@ -424,7 +433,6 @@ class Refresher:
                 base=self._bases.get(view.name),
                 previous=current.get(view.name),
                 cache_base=self.settings.serving.merge_appends,
-                max_age=self.settings.stream.log_retention.total_seconds() / 2,
             )
 
         def attempt(job: tuple[View, StateTable, int]) -> Loaded | BaseException:
@@ -439,26 +447,32 @@ class Refresher:
             with ThreadPoolExecutor(len(due), thread_name_prefix="lk-serving-load") as pool:
                 outcomes = list(pool.map(attempt, due))
         loaded = [o for o in outcomes if not isinstance(o, BaseException)]
-        failed = [o for o in outcomes if isinstance(o, BaseException)]
+        failed = [
+            (job, o) for job, o in zip(due, outcomes, strict=True) if isinstance(o, BaseException)
+        ]
         if failed:
             # nothing of this cycle is published, so no base of it may stay: a base
             # stands for the snapshot served with it
             for snapshot, base in loaded:
-                kept = self._bases.get(snapshot.name)
-                if base is not None and (kept is None or kept.merged is not base.merged):
-                    base.merged.unpersist()
-            raise failed[0]
+                held = self._bases.get(snapshot.name)
+                if base is not None and (held is None or held.merged is not base.merged):
+                    released(base.merged)
+            # a failed view's next reload reads it whole: its base may be what failed (a
+            # cluster's executor lost, with the rows it kept)
+            for (view, _, _), _ in failed:
+                self._keep_base(view.name, None)
+            raise failed[0][1]
         for snapshot, base in loaded:
             self._keep_base(snapshot.name, base)
         return [snapshot for snapshot, _ in loaded]
 
     def _keep_base(self, name: str, base: MergedBase | None) -> None:
-        """Make ``base`` view ``name``'s cached state, releasing the one it replaces."""
+        """Make ``base`` view ``name``'s kept state, releasing the one it replaces."""
         old = self._bases.pop(name, None)
         if base is not None:
             self._bases[name] = base
         if old is not None and (base is None or old.merged is not base.merged):
-            old.merged.unpersist()
+            released(old.merged)
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from config.settings import load_settings
 from lake.source import PART, ServingSource, StateTable
 from lake.storage import SAME_ANSWERS, delta_version
+from serving_layer import refresh
 from serving_layer.refresh import Refresher, load_snapshot
 from views.base import View
 from views.registry import ViewRegistry
@@ -55,27 +56,66 @@ def _rows(snapshot) -> list[tuple]:
     return [tuple(row) for row in snapshot._rows]
 
 
-def test_appends_are_merged_onto_the_cached_base_and_serve_what_a_full_read_serves(
+def test_appends_are_merged_onto_the_kept_base_and_serve_what_a_full_read_serves(
     spark, tmp_path: Path
 ):
     path = str(tmp_path / "log")
     table = StateTable(path, STATE, "counts")
     first = _write(spark, path, STATE, [("a", 1), ("b", 2)])
     snapshot, base = load_snapshot(spark, COUNTS, table, first)
-    assert base is not None and base.version == first and base.appended == ()
+    assert base is not None and base.version == first
 
-    second = _write(spark, path, STATE, [("a", 2), ("c", 5)])
+    _write(spark, path, STATE, [("a", 2), ("c", 5)])
     third = _write(spark, path, STATE, [("c", 1)])
     merged, after = load_snapshot(spark, COUNTS, table, third, base=base, previous=snapshot)
     full, whole = load_snapshot(spark, COUNTS, table, third, cache_base=False)
 
     assert _rows(merged) == [("a", 3), ("b", 2), ("c", 6)] == _rows(full)
     assert merged.version == third
-    assert after is not None and after.merged is base.merged, "the base stays; no re-read"
-    assert after.version == first and len(after.appended) == 2
+    assert after is not None and after.version == third, "what it merged is the next base"
+    assert after.merged is not base.merged
     assert whole is None, "not cached: nothing to release"
-    assert table.appended_files(spark, first, second) == [after.appended[0]]
-    base.merged.unpersist()
+
+    fourth = _write(spark, path, STATE, [("b", 1)])
+    again, last = load_snapshot(spark, COUNTS, table, fourth, base=after, previous=merged)
+    assert _rows(again) == [("a", 3), ("b", 3), ("c", 6)]
+    assert last is not None and last.version == fourth
+    for held in (base, after, last):
+        refresh.released(held.merged)
+
+
+def test_a_kept_base_needs_none_of_the_files_it_was_read_from(spark, tmp_path: Path):
+    """So a base can serve for as long as only appends follow: a VACUUM of the files a
+    compaction replaced cannot take rows from under it."""
+    path = str(tmp_path / "log")
+    table = StateTable(path, STATE, "counts")
+    first = _write(spark, path, STATE, [("a", 1), ("b", 2)])
+    _, base = load_snapshot(spark, COUNTS, table, first)
+    assert base is not None
+    second = _write(spark, path, STATE, [("a", 5)])
+    _, after = load_snapshot(spark, COUNTS, table, second, base=base)
+    assert after is not None
+
+    for data in Path(path).rglob("*.parquet"):
+        data.unlink()
+
+    assert sorted(tuple(r) for r in after.merged.collect()) == [("a", 6), ("b", 2)]
+    assert sorted(tuple(r) for r in base.merged.collect()) == [("a", 1), ("b", 2)]
+    for held in (base, after):
+        refresh.released(held.merged)
+
+
+def _holds(spark: SparkSession, frame: DataFrame) -> bool:
+    """Whether the session still holds the rows :func:`refresh.kept` kept for ``frame``."""
+    rdd = frame._jdf.logicalPlan().rdd()
+    return spark.sparkContext._jsc.sc().getPersistentRDDs().contains(rdd.id())
+
+
+def test_released_rows_leave_the_session(spark):
+    frame = refresh.kept(spark.createDataFrame([("a", 1)], "key string, n long"))
+    assert _holds(spark, frame)
+    refresh.released(frame)
+    assert not _holds(spark, frame)
 
 
 def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tmp_path: Path):
@@ -94,7 +134,7 @@ def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tm
     # the same with no snapshot to keep (the view was not served): the base alone
     fresh, again = load_snapshot(spark, COUNTS, table, other, base=base)
     assert _rows(fresh) == [("a", 1)] and again is not None and again.merged is base.merged
-    base.merged.unpersist()
+    refresh.released(base.merged)
 
 
 def test_a_compaction_noted_same_answers_is_passed_over(spark, tmp_path: Path):
@@ -120,27 +160,9 @@ def test_a_compaction_noted_same_answers_is_passed_over(spark, tmp_path: Path):
     assert files is not None and files == table.appended_files(spark, first, appended)
     merged, after = load_snapshot(spark, COUNTS, table, compacted, base=base, previous=snapshot)
     assert _rows(merged) == [("a", 3), ("b", 1)]
-    assert after is not None and after.merged is base.merged, "no whole read"
-    base.merged.unpersist()
-
-
-def test_a_base_older_than_half_the_retention_is_read_whole_again(spark, tmp_path: Path):
-    """Files a compaction removed are deleted once older than the log's retention."""
-    path = str(tmp_path / "log")
-    table = StateTable(path, STATE, "counts")
-    first = _write(spark, path, STATE, [("a", 1)])
-    _, base = load_snapshot(spark, COUNTS, table, first)
-    assert base is not None
-    second = _write(spark, path, STATE, [("a", 1)])
-
-    _, kept = load_snapshot(spark, COUNTS, table, second, base=base, max_age=3600)
-    reread, after = load_snapshot(spark, COUNTS, table, second, base=base, max_age=0)
-
-    assert kept is not None and kept.merged is base.merged
-    assert _rows(reread) == [("a", 2)]
-    assert after is not None and after.merged is not base.merged, "read whole"
-    base.merged.unpersist()
-    after.merged.unpersist()
+    assert after is not None and after.version == compacted, "merged onto the base, no whole read"
+    for held in (base, after):
+        refresh.released(held.merged)
 
 
 def test_a_compaction_of_the_view_reads_it_whole_into_a_new_base(spark, tmp_path: Path):
@@ -163,8 +185,8 @@ def test_a_compaction_of_the_view_reads_it_whole_into_a_new_base(spark, tmp_path
 
     assert _rows(reloaded) == [("a", 3), ("b", 1)]
     assert after is not None and after.version == compacted and after.merged is not base.merged
-    base.merged.unpersist()
-    after.merged.unpersist()
+    for held in (base, after):
+        refresh.released(held.merged)
 
 
 @pytest.mark.parametrize("merge_appends", [True, False])
@@ -199,11 +221,40 @@ def test_the_refresher_serves_each_commit_and_keeps_a_base_between_rewrites(
     after = refresher._bases.get("counts")
     if merge_appends:
         assert first_base is not None and first_base.version == first
-        assert not first_base.merged.is_cached, "the rewrite's whole read replaced it"
-        assert after is not None and after.version == first + 2 and len(after.appended) == 1
+        assert not _holds(spark, first_base.merged), "each reload's base replaced it"
+        assert after is not None and after.version == first + 3, "the last reload's state"
     else:
         assert first_base is None and after is None
     refresher.stop()
     assert not refresher._bases
     if after is not None:
-        assert not after.merged.is_cached
+        assert not _holds(spark, after.merged)
+
+
+def test_a_base_that_lost_its_rows_fails_one_reload_and_the_next_reads_the_view_whole(
+    spark, tmp_path: Path
+):
+    """As when a cluster's executor that kept a base's rows is lost."""
+    path = str(tmp_path / "log")
+    table = StateTable(path, STATE, "counts")
+    _write(spark, path, STATE, [("a", 1)])
+    refresher = Refresher(
+        load_settings(),
+        ViewRegistry([COUNTS]),
+        lambda _spark: ServingSource("a lane", {"counts": table}),
+        spark=spark,
+        interval=3600,
+    )
+    refresher.ask("counts")
+    refresher.refresh()
+    refresh.released(refresher._bases["counts"].merged)  # its rows gone from the session
+    _write(spark, path, STATE, [("a", 2)])
+
+    with pytest.raises(Exception, match=r"(?i)checkpoint"):
+        refresher.refresh()
+    assert "counts" not in refresher._bases
+    assert _rows(refresher.state.views["counts"]) == [("a", 1)], "the last good rows"
+
+    refresher.refresh()
+    assert _rows(refresher.state.views["counts"]) == [("a", 3)]
+    refresher.stop()
