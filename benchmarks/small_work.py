@@ -7,7 +7,9 @@ operation runs in a fresh process of its own, as the command a user types does
 that process: the first run is what the command costs (a fresh JVM plans and compiles
 everything), the second what the same work costs once the JVM has done so. Each is
 reported per step (the operation's own ``steps``, or the lane's phases), with the Spark
-jobs each ran and the session's start.
+jobs each ran, the session's start, and where its wall time went (``time``, from the
+driver's record of its SQL executions: Delta's own transaction-log work, the other
+Spark work, and the time no Spark work ran at all).
 
 The second batch run recomputes with ``force``; the second reprocess builds the next
 version, so its switch diffs it against the first; the second first micro-batch is a
@@ -70,21 +72,74 @@ FLOOR_WAIT_S = 600
 FLOOR_OF = {"floor_job": ("batch", "kappa"), "floor_micro_batch": ("speed",)}
 
 
+#: SQL executions the driver keeps for the breakdown (the platform keeps 50)
+KEPT_EXECUTIONS = 5_000
+#: executions of Delta's own transaction log work, by their description
+DELTA_LOG_WORK = ("Delta:", "$anonfun$recordDeltaOperation", "withNewExecutionId at DeltaTable")
+
+Interval = tuple[float, float]
+
+
 def spark_jobs(spark: SparkSession) -> int:
     """Spark jobs started in this JVM so far (the scheduler's count)."""
     jvm_context = spark.sparkContext._jsc.sc()
     return int(jvm_context.dagScheduler().numTotalJobs())
 
 
+def executions(spark: SparkSession) -> dict[int, tuple[str, Interval]]:
+    """The driver's finished SQL executions: id -> (description, (start, end) epoch s)."""
+    listed = spark._jsparkSession.sharedState().statusStore().executionsList()
+    found = {}
+    for i in range(listed.size()):
+        execution = listed.apply(i)
+        if execution.completionTime().isDefined():
+            start = execution.submissionTime() / 1000
+            end = execution.completionTime().get().getTime() / 1000
+            found[execution.executionId()] = (execution.description(), (start, end))
+    return found
+
+
+def covered(intervals: list[Interval], within: Interval) -> float:
+    """Seconds of ``within`` during which at least one of ``intervals`` ran."""
+    total, reached = 0.0, within[0]
+    for start, end in sorted(intervals):
+        start, end = max(start, reached), min(end, within[1])
+        if end > start:
+            total += end - start
+            reached = end
+    return total
+
+
+def breakdown(ran: list[tuple[str, Interval]], within: Interval) -> dict[str, Any]:
+    """Where a run's wall time went: Delta's log work, other Spark work, no Spark at all.
+
+    Executions overlap (views are written side by side), so each share is the time
+    during which at least one execution of its kind ran; ``spark_s`` is the time any
+    ran, and ``driver_only_s`` the rest (Python, Great Expectations' own code, planning).
+    """
+    delta = [span for text, span in ran if text.startswith(DELTA_LOG_WORK)]
+    spark = covered([span for _, span in ran], within)
+    return {
+        "sql_executions": len(ran),
+        "delta_log_executions": len(delta),
+        "spark_s": round(spark, 1),
+        "delta_log_s": round(covered(delta, within), 1),
+        "driver_only_s": round(within[1] - within[0] - spark, 1),
+    }
+
+
 def measured(spark: SparkSession, run: Callable[[], dict[str, float]]) -> dict[str, Any]:
-    """Seconds, steps and Spark jobs of one run of an operation."""
-    jobs = spark_jobs(spark)
-    started = time.perf_counter()
+    """Seconds, steps, Spark jobs and the time's breakdown of one run of an operation."""
+    jobs, before = spark_jobs(spark), set(executions(spark))
+    started, wall = time.perf_counter(), time.time()
     steps = run()
+    within = (wall, time.time())
+    ran = [found for key, found in executions(spark).items() if key not in before]
     return {
         "seconds": round(time.perf_counter() - started, 1),
         "steps": steps,
         "spark_jobs": spark_jobs(spark) - jobs,
+        "time": breakdown(ran, within),
     }
 
 
@@ -144,6 +199,9 @@ def child(args: argparse.Namespace) -> None:
     with broker(args.bootstrap, root / "kafka") as base:
         started = time.perf_counter()
         settings = isolated(base, args.label, root)
+        kept = {"spark.sql.ui.retainedExecutions": str(KEPT_EXECUTIONS)}
+        conf = settings.spark.model_copy(update={"conf": {**settings.spark.conf, **kept}})
+        settings = settings.model_copy(update={"spark": conf})
         spark = build_session(settings, app_name=f"lk-small-{args.child}")
         session_s = round(time.perf_counter() - started, 1)
         runs = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.small_work import over_floor, verdict
+from benchmarks.small_work import breakdown, covered, over_floor, verdict
 
 pytestmark = pytest.mark.unit
 
@@ -54,3 +54,25 @@ def test_each_operation_is_divided_by_its_own_floor_fresh_and_warm():
         "speed": {"fresh": 2.0, "warm": 2.0},
     }
     assert over_floor({"batch": results["batch"]}) == {}, "no floor measured, no ratio"
+
+
+def test_overlapping_executions_are_counted_once_and_clipped_to_the_run():
+    spans = [(10.0, 14.0), (12.0, 15.0), (20.0, 21.0), (8.0, 11.0), (29.0, 40.0)]
+    assert covered(spans, (10.0, 30.0)) == 4.0 + 1.0 + 1.0 + 1.0  # 10-14, 14-15, 20-21, 29-30
+    assert covered([], (0.0, 5.0)) == 0.0
+
+
+def test_a_runs_time_splits_into_delta_log_work_other_spark_work_and_the_driver_alone():
+    ran = [
+        ("Delta: Filtering files for query", (0.0, 1.0)),
+        ("save at NativeMethodAccessorImpl.java:0", (0.5, 4.0)),
+        ("$anonfun$recordDeltaOperationInternal$1 at DatabricksLogging.scala:128", (6.0, 7.0)),
+        ("collectToPython at NativeMethodAccessorImpl.java:0", (8.0, 9.0)),
+    ]
+    assert breakdown(ran, (0.0, 10.0)) == {
+        "sql_executions": 4,
+        "delta_log_executions": 2,
+        "spark_s": 6.0,
+        "delta_log_s": 2.0,
+        "driver_only_s": 4.0,
+    }
