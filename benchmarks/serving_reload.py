@@ -1,16 +1,18 @@
-"""Serving reload: a lane view read whole at a version, or merged onto the cached base.
+"""Serving reload: a lane view read whole at a version, or merged onto the kept base.
 
 One run, one broker, one warm session: the benchmark workload is loaded into a fresh
 topic and the Lambda speed layer catches up on it in micro-batches of ``--offsets``
 offsets, fewer than ``stream.compact_every`` of them, so the log holds no compaction
 yet. Then, for every view, side by side in this session:
 
-* ``whole``: what ``lk serve`` did on every lane commit before, and does now after a
-  compaction: read the view's part at the newest version through Delta, merge it (and
-  cache that as the base for the reloads after it), present it, collect it;
-* ``after 1`` / ``after N``: what it does now, from a base cached at the version 1 / N
-  commits before: read the files those commits appended (found in the commit files),
-  merge them onto the base, present, collect. ``N``: the most commits a lane appends
+* ``whole``: what ``lk serve`` did on every lane commit before ``serving.merge_appends``,
+  and does now after a commit that rewrote the view's part: read the part at the newest
+  version through Delta, merge it (and keep that as the base for the reloads after it),
+  present it, collect it;
+* ``after 1``: what it does on a lane commit now, from the base the reload before kept:
+  read the files the commit appended (found in the commit files), merge them onto the
+  base, keep that, present, collect; ``after N``: the same N commits behind (a view
+  nobody asked for while the lane committed). ``N``: the most commits a lane appends
   between two compactions (``compact_every - 1``), fewer if the log's schema changed
   within them (a part's first rows add a column: a whole read).
 
@@ -77,7 +79,7 @@ def view_figures(
     for commits in behind:
         _, base = load_snapshot(spark, view, table, newest - commits)
         assert base is not None, f"{view.name} is not a lane view"
-        files = base.appended_since(spark, table, newest)
+        files = base.appended_since(spark, table, newest, max_age=float("inf"))
         assert files is not None, f"{view.name}: more than appends since {base.version}"
         seconds, merged = median_run(partial(merged_onto, base), repeat)
         assert rows_of(merged) == rows_of(expected), f"{view.name}: rows differ"

@@ -149,9 +149,9 @@ def appended(
     Spark would read as a pattern, or more than ``most`` files all mean "read it whole".
     A commit noted :data:`SAME_ANSWERS` is passed over: a file it removed stays
     listed, and readable until a VACUUM finds it older than the table's retention
-    (a reader of old files bounds its range by that). ``partition`` maps partition
-    columns to values (None: the whole table). Read from the commit files alone, no
-    Spark job.
+    (a reader that reads files added after an old version bounds that version's age by
+    it). ``partition`` maps partition columns to values (None: the whole table). Read
+    from the commit files alone, no Spark job.
     """
     root = uri.rstrip("/")
     added: list[dict[str, Any]] = []

@@ -93,7 +93,7 @@ def kept(frame: DataFrame) -> DataFrame:
     disk), and the frame's plan is one node over them, whatever it was computed from. So a
     state merged onto the state kept before it does not plan over that one (cached
     results planned one over the other kept the serving JVM in full garbage collections
-    within an hour), and no file it was read from is needed again.
+    within an hour), and none of the files it was read from is read again.
     """
     return frame.localCheckpoint(eager=True)
 
@@ -115,6 +115,11 @@ class MergedBase:
     reload merged is kept as the next reload's base, so each reload reads only the
     files of the commits since the one before, whatever the view's history.
 
+    The files appended after ``version`` are read where they were written: a compaction
+    may have replaced them since, and a VACUUM deletes a replaced file once it is older
+    than the log's retention. So a base serves only while its version is younger than
+    half of that (``max_age``); a base whose view nobody asked for grows older.
+
     Attributes:
         table: the view's part of the lane's log.
         version: the version ``merged`` was read at.
@@ -122,6 +127,7 @@ class MergedBase:
             deleted and written again numbers its commits from 0 again.
         merged: the view's merged state at ``version`` (kept).
         fields: the state rows' schema, to read appended files with.
+        read_at: when ``version`` was read (``time.monotonic``).
     """
 
     table: StateTable
@@ -129,17 +135,19 @@ class MergedBase:
     stamp: str | None
     merged: DataFrame
     fields: StructType
+    read_at: float = field(default_factory=time.monotonic)
 
     def appended_since(
-        self, spark: SparkSession, table: StateTable, version: int
+        self, spark: SparkSession, table: StateTable, version: int, max_age: float
     ) -> list[str] | None:
         """The files appended to ``table`` since this base, up to ``version``.
 
         None when this base cannot serve as one for it: another table, a log written
         again, anything but appends and compactions since
-        (:func:`lake.storage.appended_files`).
+        (:func:`lake.storage.appended_files`), a version read more than ``max_age`` s ago.
         """
-        if table != self.table or version < self.version:
+        too_old = time.monotonic() - self.read_at > max_age
+        if table != self.table or version < self.version or too_old:
             return None
         if commit_stamp(spark, table.path, self.version) != self.stamp:
             return None
@@ -159,6 +167,7 @@ def load_snapshot(
     base: MergedBase | None = None,
     previous: ViewSnapshot | None = None,
     cache_base: bool = True,
+    max_age: float = float("inf"),
 ) -> Loaded:
     """Presented rows of ``view`` from its state ``table`` as of ``version``.
 
@@ -174,29 +183,31 @@ def load_snapshot(
             when nothing was appended to the view since.
         cache_base: whether a lane view's merged state is kept as the next reload's base
             (``serving.merge_appends``).
+        max_age: seconds a base's version may serve for (half the lane log's retention:
+            the files appended after it stay that long, :class:`MergedBase`).
 
     Returns:
         The snapshot, indexed on the view's key, and the base the next reload merges
         onto (None for a whole table, which nothing appends to between rewrites). A
         new base replaces ``base``, which the caller releases (:func:`released`).
     """
-    files = None if base is None else base.appended_since(spark, table, version)
+    files = None if base is None else base.appended_since(spark, table, version, max_age)
     fresh = None  # a base this call kept: released if the reload fails
     if base is not None and files is not None:
         if not files and previous is not None and previous.table == table:
             return previous.at(version, now()), base
         merged = base.merged
         if files:
+            stamp = commit_stamp(spark, table.path, version)  # before the rows it stands for
             appended = table.read_files(spark, files, base.fields)
             merged = fresh = kept(view.merge(merged.unionByName(appended)))
-            stamp = commit_stamp(spark, table.path, version)
             base = MergedBase(table, version, stamp, merged, base.fields)
     elif table.part is None or not cache_base:
         merged, base = view.merge(table.read(spark, version)), None
     else:
+        stamp = commit_stamp(spark, table.path, version)
         state = table.read(spark, version)
         merged = fresh = kept(view.merge(state))
-        stamp = commit_stamp(spark, table.path, version)
         base = MergedBase(table, version, stamp, merged, state.schema)
     try:
         rows, schema = _presented_rows(view, merged)
@@ -273,7 +284,7 @@ class Refresher:
         self._loaded = threading.Event()
         self._refresh_lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        #: view name -> its merged state cached for the next reload (:class:`MergedBase`)
+        #: view name -> its merged state kept for the next reload (:class:`MergedBase`)
         self._bases: dict[str, MergedBase] = {}
 
     @property
@@ -418,7 +429,7 @@ class Refresher:
     def _load(self, due: list[tuple[View, StateTable, int]]) -> list[ViewSnapshot]:
         """Load the views due, side by side (module docstring); in registry order.
 
-        Each view's cached base (:class:`MergedBase`) is handed to its reload and
+        Each view's kept base (:class:`MergedBase`) is handed to its reload and
         replaced by what the reload returns; a base no longer used is released.
         """
         current = self._state.views
@@ -433,6 +444,7 @@ class Refresher:
                 base=self._bases.get(view.name),
                 previous=current.get(view.name),
                 cache_base=self.settings.serving.merge_appends,
+                max_age=self.settings.stream.log_retention.total_seconds() / 2,
             )
 
         def attempt(job: tuple[View, StateTable, int]) -> Loaded | BaseException:

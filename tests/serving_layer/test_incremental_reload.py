@@ -85,8 +85,7 @@ def test_appends_are_merged_onto_the_kept_base_and_serve_what_a_full_read_serves
 
 
 def test_a_kept_base_needs_none_of_the_files_it_was_read_from(spark, tmp_path: Path):
-    """So a base can serve for as long as only appends follow: a VACUUM of the files a
-    compaction replaced cannot take rows from under it."""
+    """A VACUUM of the files a compaction replaced cannot take a base's rows from under it."""
     path = str(tmp_path / "log")
     table = StateTable(path, STATE, "counts")
     first = _write(spark, path, STATE, [("a", 1), ("b", 2)])
@@ -109,6 +108,25 @@ def _holds(spark: SparkSession, frame: DataFrame) -> bool:
     """Whether the session still holds the rows :func:`refresh.kept` kept for ``frame``."""
     rdd = frame._jdf.logicalPlan().rdd()
     return spark.sparkContext._jsc.sc().getPersistentRDDs().contains(rdd.id())
+
+
+def test_a_base_older_than_half_the_retention_is_read_whole_again(spark, tmp_path: Path):
+    """The files appended after it may have been replaced and deleted since."""
+    path = str(tmp_path / "log")
+    table = StateTable(path, STATE, "counts")
+    first = _write(spark, path, STATE, [("a", 1)])
+    _, base = load_snapshot(spark, COUNTS, table, first)
+    assert base is not None
+    second = _write(spark, path, STATE, [("a", 1)])
+
+    _, merged = load_snapshot(spark, COUNTS, table, second, base=base, max_age=3600)
+    reread, whole = load_snapshot(spark, COUNTS, table, second, base=base, max_age=0)
+
+    assert merged is not None and base.appended_since(spark, table, second, 3600) is not None
+    assert _rows(reread) == [("a", 2)]
+    assert whole is not None and base.appended_since(spark, table, second, 0) is None
+    for held in (base, merged, whole):
+        refresh.released(held.merged)
 
 
 def test_released_rows_leave_the_session(spark):
