@@ -178,17 +178,20 @@ def served_alerts(
     registry: ViewRegistry,
     settings: Settings,
     since: datetime | None = None,
+    widest: timedelta | None = None,
 ) -> dict[str, Alert]:
     """The bursts ``source`` serves, read as every reader reads them, by key.
 
     ``since``: only the bursts at or after it, read from the purchases they count
-    (:func:`views.purchase_bursts.reaching`), not from the whole history.
+    (:func:`views.purchase_bursts.reaching`), not from the whole history; ``widest``:
+    no purchase's window is wider, so only the files of the time they reach are read.
     """
     view = registry.get(ALERT_VIEW)
     if since is None:
         rows = read_view(spark, source, view, settings.views)
     else:
-        state = purchase_bursts.reaching(serving_state(spark, view, source), since)
+        state = serving_state(spark, view, source)
+        state = purchase_bursts.reaching(state, since, widest)
         rows = view.serve(state).where(F.col("burst_at") >= F.lit(since))
     alerts = (
         Alert(r.user_id, to_json_value(r.burst_at), r.purchases)
@@ -331,6 +334,11 @@ class LanePublisher:
     (``description``). A new batch run, a rebase, another Kappa version, no clock, or
     a failure: the next publish is whole. Another publisher of the design fences this
     one: its next send fails, and the one after starts over.
+
+    A whole publish also finds the widest window of the purchases served
+    (:attr:`widest`, with the lane's own: every row the lane adds has that one), so
+    that a bounded publish opens only the files of the time its bursts reach, not every
+    file of the view's history.
     """
 
     def __init__(
@@ -352,6 +360,8 @@ class LanePublisher:
         self._told: dict[str, Alert] = {}  # the topic's alerts of bursts at or after _kept
         self._kept: datetime | None = None  # None: of every burst
         self._seen: tuple[str, datetime] | None = None  # the last source's description, clock
+        #: no purchase served by the source of the last whole publish has a wider window
+        self.widest: timedelta | None = None
         #: how many publishes were whole, and how many bounded (logged at :meth:`close`)
         self.whole = 0
         self.bounded = 0
@@ -383,9 +393,11 @@ class LanePublisher:
         since = self._since(source)
         if since is None:
             self._told, self._kept = latest(read_records(self.settings)), None
+            self.widest = self._widest(source) if self._bounded() else None
         else:
             self._told, self._kept = at_or_after(self._told, since), since
-        served = served_alerts(self.spark, source, self.registry, self.settings, since)
+        widest = None if since is None else self.widest
+        served = served_alerts(self.spark, source, self.registry, self.settings, since, widest)
         changes = difference(served, self._told)
         _send(self._producer, self.settings, changes)
         self._told.update(changes)
@@ -403,11 +415,22 @@ class LanePublisher:
             )
         return _published(changes)
 
-    def _since(self, source: ServingSource) -> datetime | None:
+    def _bounded(self) -> bool:
+        """Whether the bursts are the platform's own (a view of the user's own has no bound)."""
         view = self.registry.get(ALERT_VIEW)
-        if (view.compute, view.present) != (purchase_bursts.compute, purchase_bursts.present):
-            return None  # a view of the user's own: no bound is known
+        return (view.compute, view.present) == (purchase_bursts.compute, purchase_bursts.present)
+
+    def _since(self, source: ServingSource) -> datetime | None:
+        if not self._bounded():
+            return None
         return next_bound(self._seen, source, self.lateness, self._kept)
+
+    def _widest(self, source: ServingSource) -> timedelta:
+        """The widest window of the purchases ``source`` serves, and of the lane's own."""
+        state = serving_state(self.spark, self.registry.get(ALERT_VIEW), source)
+        own = self.settings.views.burst_window
+        served = purchase_bursts.widest_window(state)
+        return own if served is None else max(served, own)
 
     def close(self) -> None:
         """Release the producer (the next publish, if any, starts over)."""

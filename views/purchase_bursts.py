@@ -74,7 +74,7 @@ def present(state: DataFrame) -> DataFrame:
     )
 
 
-def reaching(state: DataFrame, since: datetime) -> DataFrame:
+def reaching(state: DataFrame, since: datetime, widest: timedelta | None = None) -> DataFrame:
     """The state rows that the bursts at or after ``since`` are counted from.
 
     A burst at ``t`` counts the purchases in ``[t - window, t]``, so presenting these rows
@@ -83,9 +83,22 @@ def reaching(state: DataFrame, since: datetime) -> DataFrame:
     purchase's merged time is the latest of its copies, which is at or after the bound
     exactly when one of the copies is. A reader that knows which bursts can have changed
     (the alerts of a lane) reads this, not the whole history.
+
+    Each row's bound is its own window's, which a table's statistics cannot skip files
+    by. ``widest``: no row's window is wider (:func:`widest_window`); the bound it gives,
+    ``since - widest``, is one they can, so a read opens only the files of the time
+    the bursts reach.
     """
     bound = F.timestamp_millis(F.lit(_millis(since)) - F.col("_window_ms"))
+    if widest is not None:
+        state = state.where(F.col("purchased_at") >= F.lit(since - widest))
     return state.where(F.col("purchased_at") >= bound)
+
+
+def widest_window(state: DataFrame) -> timedelta | None:
+    """The widest window any row of ``state`` was computed with (None: no rows)."""
+    [row] = state.agg(F.max("_window_ms").alias("widest")).collect()
+    return None if row.widest is None else row.widest * _MS
 
 
 def _millis(at: datetime) -> int:

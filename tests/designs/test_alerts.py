@@ -152,6 +152,7 @@ def test_a_lane_publishes_what_its_commits_could_change_and_starts_over_when_fen
         lane_with(purchases(1, 0, 2, 4), purchases(3, 0))
         assert publisher() == Published(1, 0)
         assert alert_records(settings) == [_open(USER_1, 3)]
+        assert publisher.widest == timedelta(minutes=5)  # the window every purchase has
 
         # one more purchase of user 1 (a burst of 4 at 10:05), and user 2's burst
         lane_with(purchases(1, 5), purchases(2, 10, 10, 10, 10), purchases(3, 10))

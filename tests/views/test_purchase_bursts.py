@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from pyspark.sql import functions as F
@@ -12,7 +13,7 @@ from config.settings import ViewSettings
 from tests.support.workload import assert_view_matches
 from tests.views.conftest import T0, make_events
 from views.base import ViewContext
-from views.purchase_bursts import VIEW, reaching
+from views.purchase_bursts import VIEW, reaching, widest_window
 
 pytestmark = pytest.mark.integration
 M = timedelta(minutes=1)
@@ -101,3 +102,27 @@ def test_the_purchases_a_bound_reaches_give_every_burst_from_it(spark, since, re
     assert reaching(state, since).count() == 2 * reached
     bounded = VIEW.serve(reaching(state, since)).where(F.col("burst_at") >= F.lit(since))
     assert_view_matches(bounded, [b for b in EXPECTED if b["burst_at"] >= since], VIEW.name)
+
+
+def test_a_bound_no_window_is_wider_than_skips_the_files_of_earlier_purchases(spark, tmp_path):
+    """Only the files the bursts reach are opened: the earlier purchases' file is gone
+    from under the table, and the bounded read still answers (the unbounded one cannot)."""
+    ctx = ViewContext(ViewSettings())
+    state = VIEW.compute(make_events(spark, ROWS), ctx)
+    path = str(tmp_path / "state")
+    late = F.col("purchased_at") >= F.lit(T0 + 10 * M)
+    state.where(~late).coalesce(1).write.format("delta").save(path)
+    state.where(late).coalesce(1).write.format("delta").mode("append").save(path)
+    table = spark.read.format("delta").load(path)
+    [earlier] = {
+        r.f for r in table.where(~late).select(F.col("_metadata.file_path").alias("f")).collect()
+    }
+    Path(earlier.removeprefix("file:")).unlink()
+
+    since = T0 + 20 * M
+    assert widest_window(table.where(late)) == 5 * M
+    bounded = VIEW.serve(reaching(table, since, 5 * M)).where(F.col("burst_at") >= F.lit(since))
+    assert bounded.count() == 0  # user 1's purchase at 10:20 is alone
+    assert reaching(table, since, 5 * M).count() == 1
+    with pytest.raises(Exception, match=r"(?i)not (exist|found)"):
+        reaching(table, since).count()
