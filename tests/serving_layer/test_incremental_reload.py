@@ -52,6 +52,14 @@ def _write(spark: SparkSession, path: str, part: str, rows: list[tuple[str, int]
     return version
 
 
+def _logged(
+    spark: SparkSession, tmp_path: Path, rows: list[tuple[str, int]]
+) -> tuple[str, StateTable, int]:
+    """A lane's log with one commit of ``rows`` to the view's part: path, table, version."""
+    path = str(tmp_path / "log")
+    return path, StateTable(path, STATE, "counts"), _write(spark, path, STATE, rows)
+
+
 def _rows(snapshot) -> list[tuple]:
     return [tuple(row) for row in snapshot._rows]
 
@@ -59,9 +67,7 @@ def _rows(snapshot) -> list[tuple]:
 def test_appends_are_merged_onto_the_kept_base_and_serve_what_a_full_read_serves(
     spark, tmp_path: Path
 ):
-    path = str(tmp_path / "log")
-    table = StateTable(path, STATE, "counts")
-    first = _write(spark, path, STATE, [("a", 1), ("b", 2)])
+    path, table, first = _logged(spark, tmp_path, [("a", 1), ("b", 2)])
     snapshot, base = load_snapshot(spark, COUNTS, table, first)
     assert base is not None and base.version == first
 
@@ -86,9 +92,7 @@ def test_appends_are_merged_onto_the_kept_base_and_serve_what_a_full_read_serves
 
 def test_a_kept_base_needs_none_of_the_files_it_was_read_from(spark, tmp_path: Path):
     """A VACUUM of the files a compaction replaced cannot take a base's rows from under it."""
-    path = str(tmp_path / "log")
-    table = StateTable(path, STATE, "counts")
-    first = _write(spark, path, STATE, [("a", 1), ("b", 2)])
+    path, table, first = _logged(spark, tmp_path, [("a", 1), ("b", 2)])
     _, base = load_snapshot(spark, COUNTS, table, first)
     assert base is not None
     second = _write(spark, path, STATE, [("a", 5)])
@@ -112,9 +116,7 @@ def _holds(spark: SparkSession, frame: DataFrame) -> bool:
 
 def test_a_base_older_than_half_the_retention_is_read_whole_again(spark, tmp_path: Path):
     """The files appended after it may have been replaced and deleted since."""
-    path = str(tmp_path / "log")
-    table = StateTable(path, STATE, "counts")
-    first = _write(spark, path, STATE, [("a", 1)])
+    path, table, first = _logged(spark, tmp_path, [("a", 1)])
     _, base = load_snapshot(spark, COUNTS, table, first)
     assert base is not None
     second = _write(spark, path, STATE, [("a", 1)])
@@ -137,9 +139,7 @@ def test_released_rows_leave_the_session(spark):
 
 
 def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tmp_path: Path):
-    path = str(tmp_path / "log")
-    table = StateTable(path, STATE, "counts")
-    first = _write(spark, path, STATE, [("a", 1)])
+    path, table, first = _logged(spark, tmp_path, [("a", 1)])
     snapshot, base = load_snapshot(spark, COUNTS, table, first)
 
     other = _write(spark, path, "retained", [("x", 9)])
@@ -158,9 +158,7 @@ def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tm
 def test_a_compaction_noted_same_answers_is_passed_over(spark, tmp_path: Path):
     """A lane's compaction merges rows without changing an answer: nothing is re-read, and
     the files it removed are still read where they are."""
-    path = str(tmp_path / "log")
-    table = StateTable(path, STATE, "counts")
-    first = _write(spark, path, STATE, [("a", 1), ("a", 2)])
+    path, table, first = _logged(spark, tmp_path, [("a", 1), ("a", 2)])
     snapshot, base = load_snapshot(spark, COUNTS, table, first)
     assert base is not None
     appended = _write(spark, path, STATE, [("b", 1)])
@@ -184,9 +182,7 @@ def test_a_compaction_noted_same_answers_is_passed_over(spark, tmp_path: Path):
 
 
 def test_a_compaction_of_the_view_reads_it_whole_into_a_new_base(spark, tmp_path: Path):
-    path = str(tmp_path / "log")
-    table = StateTable(path, STATE, "counts")
-    first = _write(spark, path, STATE, [("a", 1), ("a", 2)])
+    path, table, first = _logged(spark, tmp_path, [("a", 1), ("a", 2)])
     snapshot, base = load_snapshot(spark, COUNTS, table, first)
     assert base is not None
 
@@ -211,9 +207,7 @@ def test_a_compaction_of_the_view_reads_it_whole_into_a_new_base(spark, tmp_path
 def test_the_refresher_serves_each_commit_and_keeps_a_base_between_rewrites(
     spark, tmp_path: Path, merge_appends: bool
 ):
-    path = str(tmp_path / "log")
-    table = StateTable(path, STATE, "counts")
-    first = _write(spark, path, STATE, [("a", 1)])
+    path, table, first = _logged(spark, tmp_path, [("a", 1)])
     refresher = Refresher(
         load_settings(serving={"merge_appends": merge_appends}),
         ViewRegistry([COUNTS]),
