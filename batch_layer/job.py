@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -29,7 +30,9 @@ from event_log.schema import SHOP
 from event_log.topics import end_offsets
 from lake import storage
 from lake.offsets import below
+from lake.source import PART, part_rows
 from lake.tables import Tables
+from lake.threads import in_background
 from measure.laps import Laps
 from quality.checks import (
     CheckReport,
@@ -144,6 +147,57 @@ def landed_records(spark: SparkSession, tables: Tables, run_id: str) -> DataFram
     return good.unionByName(bad)
 
 
+def write_views(path: str, registry: ViewRegistry, events: DataFrame, ctx: ViewContext) -> None:
+    """Every view's state over ``events`` into one new Delta table at ``path``: one commit.
+
+    One Spark job computes and writes them all, each view's rows in a part of its own
+    (:func:`lake.source.part_rows`, read back by :meth:`lake.tables.Tables.batch_view`).
+    A table per view cost each view its own commit, snapshot and file listing (written,
+    then read back by the checks): most of a small run's time went to Delta's log work.
+    """
+    pieces = [part_rows(view.name, view.compute(events, ctx), view.name) for view in registry]
+    if not pieces:
+        return
+    union = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), pieces)
+    union.write.format("delta").partitionBy(PART).mode("overwrite").save(path)
+
+
+def _land(
+    spark: SparkSession, settings: Settings, tables: Tables, registry: ViewRegistry, *, force: bool
+) -> tuple[BatchRun, bronze.Landing] | BatchRun:
+    """Freeze the cutoff and land the log up to it: the new run and what it landed.
+
+    The latest published run instead, when the log has not moved since it (and
+    ``force`` is off).
+    """
+    started = datetime.now(UTC).replace(tzinfo=None)
+    cutoff = end_offsets(settings, settings.kafka.events_topic)
+    catalog_cutoff = end_offsets(settings, settings.kafka.catalog_topic)
+    previous = runs.latest_published(spark, tables)
+    if (
+        previous is not None
+        and not force
+        and previous.cutoff == cutoff
+        and previous.catalog_cutoff == catalog_cutoff
+        and set(previous.views) == set(registry.names())
+    ):
+        return previous
+    run = BatchRun(
+        run_id=runs.new_run_id(),
+        status="running",
+        started_at=started,
+        finished_at=None,
+        cutoff=cutoff,
+        catalog_cutoff=catalog_cutoff,
+    )
+    landed_from = previous.cutoff if previous else {}
+    if any(cutoff[p] > landed_from.get(p, 0) for p in cutoff):
+        raw = read_range(spark, settings, settings.kafka.events_topic, landed_from, cutoff)
+        return run, bronze.land(spark, tables, raw, run.run_id, registry.contract)
+    bronze.ensure_tables(spark, tables, registry.contract)
+    return run, bronze.Landing(landed=0, quarantined=0)
+
+
 def compute_run(
     spark: SparkSession,
     settings: Settings,
@@ -161,54 +215,32 @@ def compute_run(
         The computed run, or the latest published one with ``skipped`` when the log has
         not moved since it (and ``force`` is off).
     """
-    check_views(spark, registry, settings)
     tables = Tables.of(settings)
-    started = datetime.now(UTC).replace(tzinfo=None)
-    cutoff = end_offsets(settings, settings.kafka.events_topic)
-    catalog_cutoff = end_offsets(settings, settings.kafka.catalog_topic)
-    previous = runs.latest_published(spark, tables)
-    if (
-        previous is not None
-        and not force
-        and previous.cutoff == cutoff
-        and previous.catalog_cutoff == catalog_cutoff
-        and set(previous.views) == set(registry.names())
-    ):
-        log.info("log unchanged since run %s: nothing to do", previous.run_id)
-        return BatchResult(run=previous, skipped=True)
-
-    run = BatchRun(
-        run_id=runs.new_run_id(),
-        status="running",
-        started_at=started,
-        finished_at=None,
-        cutoff=cutoff,
-        catalog_cutoff=catalog_cutoff,
-    )
-    landed_from = previous.cutoff if previous else {}
-    if any(cutoff[p] > landed_from.get(p, 0) for p in cutoff):
-        raw = read_range(spark, settings, settings.kafka.events_topic, landed_from, cutoff)
-        landing = bronze.land(spark, tables, raw, run.run_id, registry.contract)
-    else:
-        bronze.ensure_tables(spark, tables, registry.contract)
-        landing = bronze.Landing(landed=0, quarantined=0)
-    events = bronze_events(spark, tables, cutoff).persist()
-    catalog = read_catalog(spark, settings, catalog_cutoff).persist()
-    versions = read_catalog_versions(spark, settings, catalog_cutoff).persist()  # read if used
+    # the views' plans are analysed while the log lands: on a fresh JVM both are mostly
+    # the driver's own work, seconds each
+    checking = in_background(lambda: check_views(spark, registry, settings))
     try:
-        ctx = ViewContext(settings.views, catalog, versions)
-
-        def write(view: View) -> str:
-            path = tables.batch_view(run.run_id, view.name)
-            view.compute(events, ctx).write.format("delta").mode("overwrite").save(path)
-            return view.name
-
-        # side by side: a small view's write is mostly fixed cost (planning, the Delta
-        # commit), which overlaps; the cores still run one task at a time each
-        with ThreadPoolExecutor(max(len(registry), 1), thread_name_prefix="lk-batch-view") as pool:
-            for done in as_completed([pool.submit(write, view) for view in registry]):
-                if on_view:
-                    on_view(done.result())
+        landed = _land(spark, settings, tables, registry, force=force)
+    except BaseException:
+        checking()  # a view or a contract rule that does not compile says why first
+        raise
+    checking()
+    if isinstance(landed, BatchRun):
+        log.info("log unchanged since run %s: nothing to do", landed.run_id)
+        return BatchResult(run=landed, skipped=True)
+    run, landing = landed
+    events = bronze_events(spark, tables, run.cutoff).persist()
+    catalog = read_catalog(spark, settings, run.catalog_cutoff).persist()
+    versions = read_catalog_versions(spark, settings, run.catalog_cutoff).persist()  # if used
+    try:
+        write_views(
+            tables.batch_views(run.run_id),
+            registry,
+            events,
+            ViewContext(settings.views, catalog, versions),
+        )
+        for view in registry if on_view else ():
+            on_view(view.name)
         bronze_rows = events.count()
     finally:
         events.unpersist()
@@ -242,7 +274,7 @@ def validate_run(
     ctx = ViewContext(settings.views)
 
     def check(view: View) -> CheckReport:
-        state = spark.read.format("delta").load(tables.batch_view(run.run_id, view.name))
+        state = tables.batch_view(run.run_id, view.name).read(spark)
         return run_checks(view.present(state), view_checks(view, events, ctx))
 
     try:
@@ -294,7 +326,8 @@ def run_batch(
         settings: platform settings.
         registry: the views to compute (the platform's, ``designs.platform.build``).
         force: recompute even when the log has not moved since the last published run.
-        on_view: called after each view is written (progress reporting, fault injection).
+        on_view: called with each view's name once the views are written (progress
+            reporting, fault injection).
 
     Raises:
         QualityError: a check failed; the run is recorded as failed and the previously
@@ -329,4 +362,4 @@ def read_batch_state(spark: SparkSession, settings: Settings, view: View) -> Dat
     run = runs.latest_published(spark, tables)
     if run is None or view.name not in run.views:
         return None
-    return spark.read.format("delta").load(tables.batch_view(run.run_id, view.name))
+    return tables.batch_view(run.run_id, view.name).read(spark)

@@ -25,13 +25,24 @@ class ViewNotReadyError(LkError, RuntimeError):
     """Nothing has computed this view yet (no batch run, no streaming state)."""
 
 
+def part_rows(part: str, frame: DataFrame, column: str | None = None) -> DataFrame:
+    """``frame``'s rows as rows of partition ``part``, in struct ``column`` (default ``part``).
+
+    Rows of several kinds (several views' states, a lane's events and progress) share one
+    table this way, so one commit can write them all; :class:`StateTable` reads one back.
+    """
+    payload = F.struct(*[F.col(f"`{c}`") for c in frame.columns])
+    return frame.select(F.lit(part).alias(PART), payload.alias(column or part))
+
+
 @dataclass(frozen=True)
 class StateTable:
     """Where a view's merged state is kept: a whole Delta table, or one part of one.
 
-    A batch run writes each view to a table of its own; a streaming lane keeps all its
-    views in one table (its log, :mod:`speed_layer.lane_log`), each view's rows in a
-    partition ``part`` of their own and in a struct column ``column`` of their own.
+    A batch run and a streaming lane each keep all their views in one table (the run's
+    views table; the lane's log, :mod:`speed_layer.lane_log`), each view's rows in a
+    partition ``part`` of their own and in a struct column ``column`` of their own
+    (:func:`part_rows`).
 
     Attributes:
         path: the Delta table.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from config.settings import Settings
+from lake.source import StateTable
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,13 @@ class Tables:
         """The batch runs log; its latest published row is the serving pointer."""
         return self.path("lambda", "batch_runs")
 
-    def batch_view(self, run_id: str, view: str) -> str:
-        """One view's state as computed by one batch run."""
-        return self.path("lambda", "batch", run_id, view)
+    def batch_views(self, run_id: str) -> str:
+        """Every view's state as computed by one batch run: one table, one commit."""
+        return self.path("lambda", "batch", run_id, "views")
+
+    def batch_view(self, run_id: str, view: str) -> StateTable:
+        """One view's state as computed by one batch run: its part of the run's table."""
+        return StateTable(self.batch_views(run_id), part=view, column=view)
 
     def batch_run_dir(self, run_id: str) -> str:
         """Everything one batch run wrote."""

@@ -1,19 +1,12 @@
-"""Around a micro-batch's Spark jobs: one run on a thread of its own, the caches dropped after.
+"""Around a micro-batch's Spark jobs: the caches it held, dropped after.
 
-The processor overlaps its counting pass with building the views' plans, and caches the
-batch and the join partners for the length of one micro-batch (or rebase); these two
-helpers are that plumbing, kept apart from what the micro-batch computes.
+The processor caches the batch and the join partners for the length of one micro-batch
+(or rebase); this is that plumbing, kept apart from what the micro-batch computes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-from pyspark import InheritableThread
 from pyspark.sql import DataFrame
-
-T = TypeVar("T")
 
 
 def release(held: list[DataFrame]) -> None:
@@ -26,30 +19,3 @@ def release(held: list[DataFrame]) -> None:
     """
     while held:
         held.pop().unpersist()
-
-
-def in_background(job: Callable[[], T]) -> Callable[[], T]:
-    """Start ``job`` on a thread of its own; the function returned waits for its result.
-
-    The thread inherits the caller's Spark local properties (``InheritableThread``), so
-    a Spark job it runs belongs to the same micro-batch; an exception is raised again
-    in the caller.
-    """
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = job()
-        except BaseException as error:  # raised again by wait(), in the caller's thread
-            outcome["error"] = error
-
-    thread = InheritableThread(target=run, daemon=True)
-    thread.start()
-
-    def wait() -> T:
-        thread.join()
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["value"]
-
-    return wait

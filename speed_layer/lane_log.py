@@ -43,6 +43,7 @@ from pyspark.sql.types import StructType, TimestampNTZType, TimestampType
 
 from lake import storage
 from lake.source import PART, StateTable
+from lake.source import part_rows as rows
 from lake.spark import session_settings
 from speed_layer.lane import Lane
 
@@ -61,12 +62,6 @@ def state_part(epoch: str, view: str) -> str:
 def state_table(lane: Lane, epoch: str, view: str) -> StateTable:
     """View ``view``'s merged state in ``epoch``, as readers address it."""
     return StateTable(lane.log, state_part(epoch, view), view)
-
-
-def rows(part: str, frame: DataFrame, column: str | None = None) -> DataFrame:
-    """``frame``'s rows as log rows of ``part`` (in struct ``column``, default ``part``)."""
-    payload = F.struct(*[F.col(f"`{c}`") for c in frame.columns])
-    return frame.select(F.lit(part).alias(PART), payload.alias(column or part))
 
 
 def state_rows(epoch: str, view: str, frame: DataFrame) -> DataFrame:

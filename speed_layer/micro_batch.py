@@ -66,11 +66,12 @@ from event_log.topics import EndOffsets
 from lake import quarantine
 from lake.inline import one_row
 from lake.offsets import below
+from lake.threads import in_background
 from measure.laps import Laps
 from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets, offsets_read
 from speed_layer.epoch import Epoch
-from speed_layer.jobs import in_background, release
+from speed_layer.jobs import release
 from speed_layer.lane import Lane
 from speed_layer.maintenance import Upkeep, keep_back, maintain, prunable
 from speed_layer.recovery import record_version

@@ -43,7 +43,7 @@ def lambda_epoch(spark: SparkSession, settings: Settings) -> Callable[[], Epoch]
         def base(view: View) -> DataFrame | None:
             if view.name not in run.views:
                 return None
-            return spark.read.format("delta").load(tables.batch_view(run.run_id, view.name))
+            return tables.batch_view(run.run_id, view.name).read(spark)
 
         return Epoch(run.run_id, dict(run.cutoff), base, keeps_history=True)
 

@@ -79,7 +79,7 @@ def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -
         state = {v.name: state_table(lane, last.epoch, v.name) for v in registry}
         batch = {}
         if last.epoch != INITIAL and storage.exists(spark, tables.batch_run_dir(last.epoch)):
-            batch = {v.name: StateTable(tables.batch_view(last.epoch, v.name)) for v in registry}
+            batch = {v.name: tables.batch_view(last.epoch, v.name) for v in registry}
         description = f"batch run {last.epoch} + speed layer"
         if run is not None and last.epoch != run.run_id:
             description += f" (rebasing onto batch run {run.run_id})"
@@ -88,7 +88,7 @@ def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -
         )
     if run is None:
         raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
-    views = {name: StateTable(tables.batch_view(run.run_id, name)) for name in run.views}
+    views = {name: tables.batch_view(run.run_id, name) for name in run.views}
     return ServingSource(f"batch run {run.run_id}", views, batch_final(views, views), watched)
 
 

@@ -54,8 +54,8 @@ def test_rerun_changes_nothing_and_forced_rerun_gives_identical_tables(spark, fi
     assert forced.run.run_id != first.run.run_id and forced.run.cutoff == first.run.cutoff
     tables = Tables.of(settings)
     for view in default_registry():
-        before = spark.read.format("delta").load(tables.batch_view(first.run.run_id, view.name))
-        after = spark.read.format("delta").load(tables.batch_view(forced.run.run_id, view.name))
+        before = tables.batch_view(first.run.run_id, view.name).read(spark)
+        after = tables.batch_view(forced.run.run_id, view.name).read(spark)
         assertDataFrameEqual(after.drop("_users_sketch"), before.drop("_users_sketch"))
     bronze = spark.read.format("delta").load(tables.bronze)
     assert bronze.count() == bronze.select("event_id").distinct().count() == forced.run.bronze_rows

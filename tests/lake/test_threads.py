@@ -1,10 +1,10 @@
-"""The counting pass runs on a thread of its own, as part of the same micro-batch."""
+"""A job on a thread of its own: in the caller's job group, its failure raised in the caller."""
 
 from __future__ import annotations
 
 import pytest
 
-from speed_layer.jobs import in_background
+from lake.threads import in_background
 
 pytestmark = pytest.mark.integration
 
