@@ -16,6 +16,7 @@ from lake import quarantine
 from lake.insert import insert_new
 from lake.storage import delta_version
 from lake.tables import Tables
+from lake.threads import in_background
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ def ensure_tables(spark: SparkSession, tables: Tables, contract: EventContract =
     A table that exists costs a listing of its log, not a Spark action (seconds in a
     fresh JVM).
     """
+    _ensure_bronze(spark, tables, contract)
+    quarantine.ensure_table(spark, tables)
+
+
+def _ensure_bronze(spark: SparkSession, tables: Tables, contract: EventContract) -> None:
     if delta_version(spark, tables.bronze) is None:
         events = event_schema(contract).fields
         bronze_schema = T.StructType([*events, T.StructField("run_id", T.StringType())])
@@ -47,7 +53,6 @@ def ensure_tables(spark: SparkSession, tables: Tables, contract: EventContract =
             .addColumns(bronze_schema)
             .execute()
         )
-    quarantine.ensure_table(spark, tables)
 
 
 def land(
@@ -59,16 +64,26 @@ def land(
 ) -> Landing:
     """Decode ``raw`` Kafka rows; insert new events into bronze, malformed ones to quarantine.
 
-    Idempotent: reading the same offsets twice inserts nothing the second time.
+    Idempotent: reading the same offsets twice inserts nothing the second time. The two
+    tables are written side by side: on a small run each write is mostly the driver's
+    planning and Delta's commit, which overlap the other's tasks.
     """
-    ensure_tables(spark, tables, contract)
     decoded = decode_events(raw, contract).persist()
+
+    def to_quarantine() -> int:
+        quarantine.ensure_table(spark, tables)
+        return quarantine.insert_once(spark, tables, quarantined(decoded), "batch", run_id)
+
     try:
-        events = first_copies(valid_events(decoded, contract), contract.id_field)
-        events = events.withColumn("run_id", F.lit(run_id))
-        key = contract.id_field
-        landed = insert_new(spark, tables.bronze, events, f"t.`{key}` = n.`{key}`")
-        bad = quarantine.insert_once(spark, tables, quarantined(decoded), "batch", run_id)
+        quarantining = in_background(to_quarantine)
+        try:
+            _ensure_bronze(spark, tables, contract)
+            events = first_copies(valid_events(decoded, contract), contract.id_field)
+            events = events.withColumn("run_id", F.lit(run_id))
+            key = contract.id_field
+            landed = insert_new(spark, tables.bronze, events, f"t.`{key}` = n.`{key}`")
+        finally:
+            bad = quarantining()
     finally:
         decoded.unpersist()
     return Landing(landed=landed, quarantined=bad)
