@@ -39,11 +39,6 @@ def ensure_tables(spark: SparkSession, tables: Tables, contract: EventContract =
     A table that exists costs a listing of its log, not a Spark action (seconds in a
     fresh JVM).
     """
-    _ensure_bronze(spark, tables, contract)
-    quarantine.ensure_table(spark, tables)
-
-
-def _ensure_bronze(spark: SparkSession, tables: Tables, contract: EventContract) -> None:
     if delta_version(spark, tables.bronze) is None:
         events = event_schema(contract).fields
         bronze_schema = T.StructType([*events, T.StructField("run_id", T.StringType())])
@@ -53,6 +48,7 @@ def _ensure_bronze(spark: SparkSession, tables: Tables, contract: EventContract)
             .addColumns(bronze_schema)
             .execute()
         )
+    quarantine.ensure_table(spark, tables)
 
 
 def land(
@@ -65,19 +61,18 @@ def land(
     """Decode ``raw`` Kafka rows; insert new events into bronze, malformed ones to quarantine.
 
     Idempotent: reading the same offsets twice inserts nothing the second time. The two
-    tables are written side by side: on a small run each write is mostly the driver's
-    planning and Delta's commit, which overlap the other's tasks.
+    tables are written side by side (on a small run each write is mostly the driver's
+    planning and Delta's commit, which overlap the other's tasks), and the first landing
+    creates them (:func:`lake.insert.insert_new`).
     """
     decoded = decode_events(raw, contract).persist()
 
     def to_quarantine() -> int:
-        quarantine.ensure_table(spark, tables)
         return quarantine.insert_once(spark, tables, quarantined(decoded), "batch", run_id)
 
     try:
         quarantining = in_background(to_quarantine)
         try:
-            _ensure_bronze(spark, tables, contract)
             events = first_copies(valid_events(decoded, contract), contract.id_field)
             events = events.withColumn("run_id", F.lit(run_id))
             key = contract.id_field

@@ -4,8 +4,10 @@ A MERGE that inserts only unmatched rows makes re-reading the same offsets a no-
 it joins the new rows with the whole table first, even an empty one: on a first batch
 run over a few thousand events that join was most of the landing's time. While the
 table holds no file at all (nothing landed yet, not even by a run that died midway)
-nothing can match, and a plain append inserts the same rows. Only the batch layer
-writes these tables (one writer), so nothing lands between the look and the append.
+nothing can match, and a plain append inserts the same rows; with no table yet, that
+append creates it (a table created first cost a first run seconds of its own). Only the
+batch layer writes these tables (one writer), so nothing lands between the look and
+the append.
 """
 
 from __future__ import annotations
@@ -23,18 +25,18 @@ INSERTED = {"MERGE": "numTargetRowsInserted", "WRITE": "numOutputRows"}
 def insert_new(spark: SparkSession, path: str, rows: DataFrame, matches: str) -> int:
     """Insert the ``rows`` (alias ``n``) no row of the table (alias ``t``) ``matches``.
 
+    With no table at ``path`` yet, the append creates it with the rows' schema.
+
     Returns:
         How many rows were inserted.
     """
     before = delta_version(spark, path)
-    if before is None:
-        raise FileNotFoundError(f"no Delta table at {path}: create it before inserting")
-    if not _holds_files(spark, path, before):
+    if before is None or not _holds_files(spark, path, before):
         rows.write.format("delta").mode("append").save(path)
     else:
         table = DeltaTable.forPath(spark, path)
         table.alias("t").merge(rows.alias("n"), matches).whenNotMatchedInsertAll().execute()
-    return inserted_rows(spark, path, after=before)
+    return inserted_rows(spark, path, after=-1 if before is None else before)
 
 
 def _holds_files(spark: SparkSession, path: str, version: int) -> bool:
