@@ -104,7 +104,10 @@ class Tally:
     over from the file a previous run left): every micro-batch's progress counts once.
     Every :data:`SIZE_EVERY_S` the log's size is measured too (``log_size``,
     :func:`lake.storage.table_size`: what its current version reads, what it keeps), so
-    a poller sees storage over a long run without a Spark session of its own.
+    a poller sees storage over a long run without a Spark session of its own. The first
+    measure comes one period after the tally starts, not at the first micro-batch: a
+    measure is Spark jobs of its own (2 s in a fresh JVM), which a short run, such as
+    a small Kappa replay, would wait for before its end.
     """
 
     spark: SparkSession
@@ -117,12 +120,13 @@ class Tally:
     outages: dict[str, Any] = field(default_factory=lambda: {"restarts": 0, "last": None})
     watermark_drops: int = 0
     log_size: dict[str, Any] | None = None
-    _sized_at: float | None = None
+    _sized_at: float = 0.0
 
     def __post_init__(self) -> None:
         before = read_metrics(self.spark, self.lane.root)
         self.watermark_drops = watermark_drops(before)
         self.last_id = (before or {}).get("batch_id")
+        self._sized_at = time.monotonic()
 
     def restarted(self, reason: str) -> None:
         """Note a restart because the log was out of reach (saved with the next metrics)."""
@@ -145,7 +149,7 @@ class Tally:
         if new:
             last = new[-1]
             now = time.monotonic()
-            if self._sized_at is None or now - self._sized_at >= SIZE_EVERY_S:
+            if now - self._sized_at >= SIZE_EVERY_S:
                 self._sized_at = now
                 size = table_size(self.spark, self.lane.log)
                 at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
