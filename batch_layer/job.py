@@ -271,10 +271,13 @@ def validate_run(
     """
     tables = Tables.of(settings)
     events = bronze_events(spark, tables, run.cutoff).persist()
+    # the run's views table, read once for every view's checks (a read each cost a
+    # listing of the table's files each)
+    views = spark.read.format("delta").load(tables.batch_views(run.run_id)).persist()
     ctx = ViewContext(settings.views)
 
     def check(view: View) -> CheckReport:
-        state = tables.batch_view(run.run_id, view.name).read(spark)
+        state = tables.batch_view(run.run_id, view.name).rows_in(views)
         return run_checks(view.present(state), view_checks(view, events, ctx))
 
     try:
@@ -288,6 +291,7 @@ def validate_run(
             reports += pool.map(check, mine)
     finally:
         events.unpersist()
+        views.unpersist()
     try:
         require(reports)
     except QualityError as err:

@@ -59,12 +59,18 @@ class StateTable:
         reader = spark.read.format("delta")
         if version is not None:
             reader = reader.option("versionAsOf", version)
-        frame = reader.load(self.path)
+        return self.rows_in(reader.load(self.path))
+
+    def rows_in(self, table: DataFrame) -> DataFrame:
+        """The view's state rows out of ``table``, the rows of the whole table.
+
+        For readers of several views of one table: it is read (and cached) once.
+        """
         if self.part is not None:
-            frame = frame.where(F.col(PART) == self.part)
+            table = table.where(F.col(PART) == self.part)
         if self.column is not None:
-            frame = frame.select(f"`{self.column}`.*")
-        return frame
+            table = table.select(f"`{self.column}`.*")
+        return table
 
     def appended_files(
         self, spark: SparkSession, since: int, until: int, *, most: int | None = None
