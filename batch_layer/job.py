@@ -32,7 +32,6 @@ from lake import storage
 from lake.offsets import below
 from lake.source import PART, part_rows
 from lake.tables import Tables
-from lake.threads import in_background
 from measure.laps import Laps
 from quality.checks import (
     CheckReport,
@@ -180,6 +179,8 @@ def _land(
         and previous.cutoff == cutoff
         and previous.catalog_cutoff == catalog_cutoff
         and set(previous.views) == set(registry.names())
+        # and its views are where this code reads them (a run of the old layout is redone)
+        and storage.exists(spark, tables.batch_views(previous.run_id))
     ):
         return previous
     run = BatchRun(
@@ -215,16 +216,9 @@ def compute_run(
         The computed run, or the latest published one with ``skipped`` when the log has
         not moved since it (and ``force`` is off).
     """
+    check_views(spark, registry, settings)
     tables = Tables.of(settings)
-    # the views' plans are analysed while the log lands: on a fresh JVM both are mostly
-    # the driver's own work, seconds each
-    checking = in_background(lambda: check_views(spark, registry, settings))
-    try:
-        landed = _land(spark, settings, tables, registry, force=force)
-    except BaseException:
-        checking()  # a view or a contract rule that does not compile says why first
-        raise
-    checking()
+    landed = _land(spark, settings, tables, registry, force=force)
     if isinstance(landed, BatchRun):
         log.info("log unchanged since run %s: nothing to do", landed.run_id)
         return BatchResult(run=landed, skipped=True)
@@ -239,8 +233,9 @@ def compute_run(
             events,
             ViewContext(settings.views, catalog, versions),
         )
-        for view in registry if on_view else ():
-            on_view(view.name)
+        if on_view:
+            for view in registry:
+                on_view(view.name)
         bronze_rows = events.count()
     finally:
         events.unpersist()
@@ -271,8 +266,8 @@ def validate_run(
     """
     tables = Tables.of(settings)
     events = bronze_events(spark, tables, run.cutoff).persist()
-    # the run's views table, read once for every view's checks (a read each cost a
-    # listing of the table's files each)
+    # the run's views table, read once for every view's checks (a read per view listed
+    # the table's files each)
     views = spark.read.format("delta").load(tables.batch_views(run.run_id)).persist()
     ctx = ViewContext(settings.views)
 

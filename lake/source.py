@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from views.base import View
 
 PART = "part"
-"""The partition column of a table that holds several kinds of rows (a lane's log)."""
+"""The partition column of a table of several kinds of rows (a lane's log, a run's views)."""
 
 
 class ViewNotReadyError(LkError, RuntimeError):
@@ -48,11 +48,15 @@ class StateTable:
         path: the Delta table.
         part: the value of ``PART`` that selects the view's rows (None: every row).
         column: the struct column that holds the view's rows (None: the table's columns).
+        appends: whether later commits add rows to the view (a lane's log), or the table
+            is written once (a batch run's views): a reader keeps no state to merge the
+            appended rows onto for a table that never gets any.
     """
 
     path: str
     part: str | None = None
     column: str | None = None
+    appends: bool = True
 
     def read(self, spark: SparkSession, version: int | None = None) -> DataFrame:
         """The view's state rows (as of Delta ``version``, if given)."""

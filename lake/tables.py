@@ -48,7 +48,7 @@ class Tables:
 
     def batch_view(self, run_id: str, view: str) -> StateTable:
         """One view's state as computed by one batch run: its part of the run's table."""
-        return StateTable(self.batch_views(run_id), part=view, column=view)
+        return StateTable(self.batch_views(run_id), part=view, column=view, appends=False)
 
     def batch_run_dir(self, run_id: str) -> str:
         """Everything one batch run wrote."""

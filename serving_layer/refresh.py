@@ -188,7 +188,7 @@ def load_snapshot(
 
     Returns:
         The snapshot, indexed on the view's key, and the base the next reload merges
-        onto (None for a whole table, which nothing appends to between rewrites). A
+        onto (None for a table nothing appends to: a whole table, a batch run's views). A
         new base replaces ``base``, which the caller releases (:func:`released`).
     """
     files = None if base is None else base.appended_since(spark, table, version, max_age)
@@ -202,7 +202,7 @@ def load_snapshot(
             appended = table.read_files(spark, files, base.fields)
             merged = fresh = kept(view.merge(merged.unionByName(appended)))
             base = MergedBase(table, version, stamp, merged, base.fields)
-    elif table.part is None or not cache_base:
+    elif table.part is None or not table.appends or not cache_base:
         merged, base = view.merge(table.read(spark, version)), None
     else:
         stamp = commit_stamp(spark, table.path, version)

@@ -126,6 +126,7 @@ class Tally:
         before = read_metrics(self.spark, self.lane.root)
         self.watermark_drops = watermark_drops(before)
         self.last_id = (before or {}).get("batch_id")
+        self.log_size = (before or {}).get("log_size")  # until this run measures it
         self._sized_at = time.monotonic()
 
     def restarted(self, reason: str) -> None:

@@ -43,8 +43,8 @@ time, not every micro-batch (:mod:`speed_layer.view_input`), and the pruning del
 This module holds the processor, the order of the steps; what a step decides is in a
 module of its own: the epoch (:mod:`speed_layer.epoch`), lateness
 (:mod:`speed_layer.watermarks`), a view's input (:mod:`speed_layer.view_input`), the
-log's upkeep (:mod:`speed_layer.maintenance`), the thread and cache plumbing
-(:mod:`speed_layer.jobs`).
+log's upkeep (:mod:`speed_layer.maintenance`), the cache plumbing
+(:mod:`speed_layer.jobs`; the counting pass's thread, :mod:`lake.threads`).
 """
 
 from __future__ import annotations

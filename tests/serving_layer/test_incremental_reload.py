@@ -131,6 +131,16 @@ def test_a_base_older_than_half_the_retention_is_read_whole_again(spark, tmp_pat
         refresh.released(held.merged)
 
 
+def test_a_table_written_once_is_read_whole_with_no_base_kept(spark, tmp_path: Path):
+    """A batch run's views table: nothing appends to it, so no state is kept to merge onto."""
+    path, _, version = _logged(spark, tmp_path, [("a", 1), ("a", 2)])
+    once = StateTable(path, STATE, "counts", appends=False)
+
+    snapshot, base = load_snapshot(spark, COUNTS, once, version)
+
+    assert _rows(snapshot) == [("a", 3)] and base is None
+
+
 def test_released_rows_leave_the_session(spark):
     frame = refresh.kept(spark.createDataFrame([("a", 1)], "key string, n long"))
     assert _holds(spark, frame)

@@ -8,6 +8,7 @@ import pytest
 
 from speed_layer.lane import Lane
 from speed_layer.metrics import (
+    Tally,
     dedup_outcome,
     processed_offsets,
     read_metrics,
@@ -65,3 +66,12 @@ def test_what_the_lane_writes_through_spark_a_poller_reads_without(spark, tmp_pa
 
     assert read_metrics(None, str(tmp_path)) == {**METRICS, "batch_id": 8}
     assert read_metrics(spark, lane.root) == {**METRICS, "batch_id": 8}
+
+
+@pytest.mark.unit
+def test_a_new_tally_keeps_the_size_the_last_run_measured_until_it_measures_one(spark, tmp_path):
+    lane = Lane(name="lambda-speed", root=tmp_path.as_uri())
+    size = {"files": 3, "bytes": 900, "at": "2026-11-28T09:00:00Z"}
+    write_metrics(spark, lane, {**METRICS, "log_size": size})
+
+    assert Tally(spark, lane, None).log_size == size
