@@ -39,6 +39,16 @@ def ensure_tables(spark: SparkSession, tables: Tables, contract: EventContract =
     A table that exists costs a listing of its log, not a Spark action (seconds in a
     fresh JVM).
     """
+    _ensure_bronze(spark, tables, contract)
+    quarantine.ensure_table(spark, tables)
+
+
+def _ensure_bronze(spark: SparkSession, tables: Tables, contract: EventContract) -> None:
+    """Create bronze with the contract's columns, its required ones ``NOT NULL``.
+
+    Created first, not by the first landing's append: Delta makes every column of a
+    table created by a write nullable, and the constraint guards bronze's writes.
+    """
     if delta_version(spark, tables.bronze) is None:
         events = event_schema(contract).fields
         bronze_schema = T.StructType([*events, T.StructField("run_id", T.StringType())])
@@ -48,7 +58,6 @@ def ensure_tables(spark: SparkSession, tables: Tables, contract: EventContract =
             .addColumns(bronze_schema)
             .execute()
         )
-    quarantine.ensure_table(spark, tables)
 
 
 def land(
@@ -62,8 +71,9 @@ def land(
 
     Idempotent: reading the same offsets twice inserts nothing the second time. The two
     tables are written side by side (on a small run each write is mostly the driver's
-    planning and Delta's commit, which overlap the other's tasks), and the first landing
-    creates them (:func:`lake.insert.insert_new`).
+    planning and Delta's commit, which overlap the other's tasks); the first landing
+    creates the quarantine by its append (:func:`lake.insert.insert_new`), whose
+    columns are all nullable anyway.
     """
     decoded = decode_events(raw, contract).persist()
 
@@ -73,6 +83,7 @@ def land(
     try:
         quarantining = in_background(to_quarantine)
         try:
+            _ensure_bronze(spark, tables, contract)
             events = first_copies(valid_events(decoded, contract), contract.id_field)
             events = events.withColumn("run_id", F.lit(run_id))
             key = contract.id_field

@@ -161,44 +161,6 @@ def write_views(path: str, registry: ViewRegistry, events: DataFrame, ctx: ViewC
     union.write.format("delta").partitionBy(PART).mode("overwrite").save(path)
 
 
-def _land(
-    spark: SparkSession, settings: Settings, tables: Tables, registry: ViewRegistry, *, force: bool
-) -> tuple[BatchRun, bronze.Landing] | BatchRun:
-    """Freeze the cutoff and land the log up to it: the new run and what it landed.
-
-    The latest published run instead, when the log has not moved since it (and
-    ``force`` is off).
-    """
-    started = datetime.now(UTC).replace(tzinfo=None)
-    cutoff = end_offsets(settings, settings.kafka.events_topic)
-    catalog_cutoff = end_offsets(settings, settings.kafka.catalog_topic)
-    previous = runs.latest_published(spark, tables)
-    if (
-        previous is not None
-        and not force
-        and previous.cutoff == cutoff
-        and previous.catalog_cutoff == catalog_cutoff
-        and set(previous.views) == set(registry.names())
-        # and its views are where this code reads them (a run of the old layout is redone)
-        and storage.exists(spark, tables.batch_views(previous.run_id))
-    ):
-        return previous
-    run = BatchRun(
-        run_id=runs.new_run_id(),
-        status="running",
-        started_at=started,
-        finished_at=None,
-        cutoff=cutoff,
-        catalog_cutoff=catalog_cutoff,
-    )
-    landed_from = previous.cutoff if previous else {}
-    if any(cutoff[p] > landed_from.get(p, 0) for p in cutoff):
-        raw = read_range(spark, settings, settings.kafka.events_topic, landed_from, cutoff)
-        return run, bronze.land(spark, tables, raw, run.run_id, registry.contract)
-    bronze.ensure_tables(spark, tables, registry.contract)
-    return run, bronze.Landing(landed=0, quarantined=0)
-
-
 def compute_run(
     spark: SparkSession,
     settings: Settings,
@@ -218,14 +180,40 @@ def compute_run(
     """
     check_views(spark, registry, settings)
     tables = Tables.of(settings)
-    landed = _land(spark, settings, tables, registry, force=force)
-    if isinstance(landed, BatchRun):
-        log.info("log unchanged since run %s: nothing to do", landed.run_id)
-        return BatchResult(run=landed, skipped=True)
-    run, landing = landed
-    events = bronze_events(spark, tables, run.cutoff).persist()
-    catalog = read_catalog(spark, settings, run.catalog_cutoff).persist()
-    versions = read_catalog_versions(spark, settings, run.catalog_cutoff).persist()  # if used
+    started = datetime.now(UTC).replace(tzinfo=None)
+    cutoff = end_offsets(settings, settings.kafka.events_topic)
+    catalog_cutoff = end_offsets(settings, settings.kafka.catalog_topic)
+    previous = runs.latest_published(spark, tables)
+    if (
+        previous is not None
+        and not force
+        and previous.cutoff == cutoff
+        and previous.catalog_cutoff == catalog_cutoff
+        and set(previous.views) == set(registry.names())
+        # and its views are where this code reads them (a run of the old layout is redone)
+        and storage.exists(spark, tables.batch_views(previous.run_id))
+    ):
+        log.info("log unchanged since run %s: nothing to do", previous.run_id)
+        return BatchResult(run=previous, skipped=True)
+
+    run = BatchRun(
+        run_id=runs.new_run_id(),
+        status="running",
+        started_at=started,
+        finished_at=None,
+        cutoff=cutoff,
+        catalog_cutoff=catalog_cutoff,
+    )
+    landed_from = previous.cutoff if previous else {}
+    if any(cutoff[p] > landed_from.get(p, 0) for p in cutoff):
+        raw = read_range(spark, settings, settings.kafka.events_topic, landed_from, cutoff)
+        landing = bronze.land(spark, tables, raw, run.run_id, registry.contract)
+    else:
+        bronze.ensure_tables(spark, tables, registry.contract)
+        landing = bronze.Landing(landed=0, quarantined=0)
+    events = bronze_events(spark, tables, cutoff).persist()
+    catalog = read_catalog(spark, settings, catalog_cutoff).persist()
+    versions = read_catalog_versions(spark, settings, catalog_cutoff).persist()  # read if used
     try:
         write_views(
             tables.batch_views(run.run_id),

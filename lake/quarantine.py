@@ -1,8 +1,9 @@
-"""The quarantine: malformed records of every layer, with raw bytes, offset and reason.
+"""The quarantine table: malformed records the batch layer read, with raw bytes, offset, reason.
 
-Shared by the batch layer (MERGE: a re-read inserts nothing twice) and the streaming
-lanes (append, rows tagged with the lane's attempt so crash recovery can take back
-exactly an undone micro-batch's rows).
+Its one writer is the batch run (a MERGE: a re-read inserts nothing twice). A streaming
+lane keeps its malformed records in its own log (the ``quarantine`` part of
+:mod:`speed_layer.lane_log`), committed with the micro-batch that read them, so a
+recovery that undoes a micro-batch takes them back with it; the schema is this one.
 """
 
 from __future__ import annotations
@@ -57,15 +58,3 @@ def insert_once(
     source = quarantine_rows(rows, layer, run_id)
     matches = "t.layer = n.layer AND t.partition = n.partition AND t.offset = n.offset"
     return insert_new(spark, tables.quarantine, source, matches)
-
-
-def forget_quarantined(
-    spark: SparkSession, tables: Tables, layer: str, run_id: str | None = None
-) -> None:
-    """Delete ``layer``'s quarantine rows (only run ``run_id``'s, if given)."""
-    if not storage.is_delta_table(spark, tables.quarantine):
-        return
-    condition = F.col("layer") == layer
-    if run_id is not None:
-        condition &= F.col("run_id") == run_id
-    DeltaTable.forPath(spark, tables.quarantine).delete(condition)
