@@ -120,14 +120,13 @@ class Tally:
     outages: dict[str, Any] = field(default_factory=lambda: {"restarts": 0, "last": None})
     watermark_drops: int = 0
     log_size: dict[str, Any] | None = None
-    _sized_at: float = 0.0
+    _sized_at: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
         before = read_metrics(self.spark, self.lane.root)
         self.watermark_drops = watermark_drops(before)
         self.last_id = (before or {}).get("batch_id")
         self.log_size = (before or {}).get("log_size")  # until this run measures it
-        self._sized_at = time.monotonic()
 
     def restarted(self, reason: str) -> None:
         """Note a restart because the log was out of reach (saved with the next metrics)."""
