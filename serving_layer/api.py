@@ -27,6 +27,7 @@ OpenAPI description at ``/openapi.json``, which the tests hold the API to (schem
 
 from __future__ import annotations
 
+import gc
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -202,10 +203,16 @@ def create_app(refresher: Refresher) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         refresher.start()
+        # What exists by now (the modules, Spark's client, the app) lives as long as the
+        # process: out of Python's full collections, which otherwise walk it all (65 ms
+        # each, one or two per reload of a 15,000-row view, docs/benchmarks.md).
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:
             refresher.stop()
+            gc.unfreeze()
 
     app = FastAPI(
         title="lk serving layer",

@@ -180,7 +180,8 @@ def load_snapshot(
             only appended to the view's part (or compacted it), only their files are
             read, merged onto it.
         previous: the snapshot served now, made with ``base``; kept (at ``version``)
-            when nothing was appended to the view since.
+            when nothing was appended to the view since; what it rendered of rows that
+            did not change is carried over.
         cache_base: whether a lane view's merged state is kept as the next reload's base
             (``serving.merge_appends``).
         max_age: seconds a base's version may serve for (half the lane log's retention:
@@ -223,6 +224,7 @@ def load_snapshot(
         table=table,
         version=version,
         refreshed_at=now(),
+        previous=previous,
     )
     return snapshot, base
 

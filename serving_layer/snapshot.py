@@ -6,7 +6,8 @@ timestamps ending in ``Z``, decimals as numbers: the same rendering as ``lk quer
 A hash index on the view's key answers a point query in microseconds; equality filters
 on other columns use per-column indexes built on first use. Rows are rendered when a
 request first returns them, so a reload costs what indexing the key costs, not what
-rendering every value would.
+rendering every value would; a row the snapshot before had rendered, unchanged since,
+keeps its rendering, so a reader of the whole view pays for the rows that changed.
 """
 
 from __future__ import annotations
@@ -179,7 +180,9 @@ class ViewSnapshot:
         table: StateTable,
         version: int,
         refreshed_at: datetime,
+        previous: ViewSnapshot | None = None,
     ) -> None:
+        """Index ``rows``; a row equal to one ``previous`` rendered keeps that rendering."""
         self.name = name
         self.key = tuple(key)
         self.columns = tuple(ColumnInfo.of(f.name, f.dataType) for f in schema.fields)
@@ -192,9 +195,31 @@ class ViewSnapshot:
         self._names = [c.name for c in self.columns]
         #: rows rendered as JSON-ready dicts, each the first time a request returns it
         self._records: list[dict[str, Any] | None] = [None] * len(self._rows)
+        if previous is not None and previous.columns == self.columns:
+            self._carry(previous)
         self._key_index = _Index(self._rows, [self._positions[k] for k in self.key])
         self._column_indexes: dict[str, _Index] = {}
         self._lock = threading.Lock()
+
+    def _carry(self, previous: ViewSnapshot) -> None:
+        """Take over what ``previous`` rendered of the rows both hold.
+
+        A lane's commit changes a few of a view's rows; a poller of the whole view would
+        otherwise render all of them again after each reload (15,760 rows: 77 ms of a
+        request's time at 1,000 ev/s). Rows are compared as their typed values, within
+        one column typing, so an equal row renders the same. Rows holding a list, a map
+        or bytes cannot be compared so: none is carried.
+        """
+        try:
+            rendered = {
+                row: record
+                for row, record in zip(previous._rows, previous._records, strict=True)
+                if record is not None
+            }
+            if rendered:
+                self._records = [rendered.get(row) for row in self._rows]
+        except TypeError:  # an unhashable value
+            return
 
     def __len__(self) -> int:
         return len(self._rows)

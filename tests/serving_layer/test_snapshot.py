@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 from pyspark.sql.types import (
+    ArrayType,
     DecimalType,
     LongType,
     StringType,
@@ -38,8 +39,9 @@ ROWS = [
 ]
 
 
-def snapshot(rows: list[tuple]) -> ViewSnapshot:
+def snapshot(rows: list[tuple], previous: ViewSnapshot | None = None) -> ViewSnapshot:
     return ViewSnapshot(
+        previous=previous,
         name="carts",
         key=("user_id", "product_id"),
         schema=SCHEMA,
@@ -99,3 +101,37 @@ def test_a_row_is_rendered_once_and_the_same_for_every_request() -> None:
         ]
     )
     assert first[0] is again[0]
+
+
+def test_a_reload_keeps_the_rendering_of_unchanged_rows_and_renders_changed_ones() -> None:
+    before = snapshot(ROWS)
+    rendered = before.select({})
+    changed = ("u2", "p1", 3, Decimal("3.50"), AT)
+    after = snapshot([ROWS[0], ROWS[1], changed, ROWS[3]], previous=before)
+
+    rows = after.select({})
+    assert [r["quantity"] for r in rows] == [2, 1, 3, 5]
+    assert rows[0] is rendered[0] and rows[3] is rendered[3]
+    assert rows[2] is not rendered[2]
+
+
+def test_rows_that_cannot_be_hashed_are_rendered_again() -> None:
+    listed = StructType([*SCHEMA.fields[:2], StructField("ids", ArrayType(LongType()))])
+    rows = [("u1", "p1", [1, 2])]
+
+    def of(previous: ViewSnapshot | None) -> ViewSnapshot:
+        return ViewSnapshot(
+            name="lists",
+            key=("user_id", "product_id"),
+            schema=listed,
+            rows=rows,
+            table=StateTable("/nowhere"),
+            version=1,
+            refreshed_at=AT,
+            previous=previous,
+        )
+
+    first = of(None).select({})
+    assert (
+        of(of(None)).select({}) == first == [{"user_id": "u1", "product_id": "p1", "ids": [1, 2]}]
+    )
