@@ -16,7 +16,8 @@ yet. Then, for every view, side by side in this session:
   between two compactions (``compact_every - 1``), fewer if the log's schema changed
   within them (a part's first rows add a column: a whole read).
 
-Each figure is the median of ``--repeat`` runs in a warm session, nothing else running
+The heap is frozen first, as ``lk serve`` freezes its own once started. Each figure is
+the median of ``--repeat`` runs in a warm session, nothing else running
 (the reload's own cost, not what a busy machine adds to it); every incremental result
 is checked against the whole read (the same rows).
 
@@ -27,6 +28,7 @@ Run: ``python -m benchmarks.serving_reload [--events 100000] [--offsets 12000]
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import tempfile
 from functools import partial
@@ -117,6 +119,8 @@ def main() -> None:
             if first.appended_files(spark, newest - k, newest) is not None
         )
         behind = sorted({1, deepest})
+        gc.collect()  # as lk serve does once started (serving_layer.api)
+        gc.freeze()
         per_view: dict[str, dict[str, Any]] = {}
         for view in views:
             per_view[view.name] = view_figures(
