@@ -6,6 +6,7 @@ register into it the same way (:mod:`views.loader`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from config.errors import LkError
@@ -20,6 +21,20 @@ class UnknownViewError(LkError, KeyError):
 
 class DuplicateViewError(LkError, ValueError):
     """Two views were registered under one name."""
+
+
+class ViewNameError(LkError, ValueError):
+    """A view's name cannot name what keeps it: a column, a partition, an HTTP path."""
+
+
+NAME = re.compile(r"[a-z][a-z0-9_]*")
+"""A view's name: its struct column and ``part`` value in the tables that keep views, a
+path in ``lk serve``'s API. Lower case, as Spark matches column names in any case."""
+
+RESERVED = frozenset({"part", "late", "quarantine", "retained", "progress"})
+"""Names the tables that keep views take for columns of their own: ``part``
+(:data:`lake.source.PART`) and the other kinds of rows a lane's log holds
+(:mod:`speed_layer.lane_log`)."""
 
 
 class ViewRegistry:
@@ -37,7 +52,24 @@ class ViewRegistry:
             self.register(view)
 
     def register(self, view: View) -> View:
-        """Add a view (usable as a decorator-free call in user code); returns it."""
+        """Add a view (usable as a decorator-free call in user code); returns it.
+
+        Raises:
+            ViewNameError: the name is not lower-case letters, digits and underscores
+                starting with a letter, or is one of :data:`RESERVED`.
+            DuplicateViewError: a view of that name is registered already.
+        """
+        if not NAME.fullmatch(view.name):
+            raise ViewNameError(
+                f"view {view.name!r} ({defined_in(view)}): a view's name becomes a column, a "
+                "partition and an HTTP path, so it is lower-case letters, digits and "
+                "underscores, starting with a letter"
+            )
+        if view.name in RESERVED:
+            raise ViewNameError(
+                f"view {view.name!r} ({defined_in(view)}): the tables that keep views use that "
+                f"name for a column of their own (reserved: {', '.join(sorted(RESERVED))})"
+            )
         if view.name in self._views:
             raise DuplicateViewError(
                 f"two views are named {view.name!r}: {defined_in(self._views[view.name])} and "

@@ -12,7 +12,7 @@ from event_log.contract import ContractError
 from event_log.schema import SHOP
 from tests.conftest import REPO
 from views.loader import ViewModuleError, check_views, load_registry, registry_for
-from views.registry import BUILT_IN
+from views.registry import BUILT_IN, RESERVED
 
 EXAMPLE = REPO / "examples" / "sensors"
 HEADER = """
@@ -97,6 +97,30 @@ def test_two_views_with_one_name_are_refused_naming_both(tmp_path):
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("Per_Minute", "lower-case letters"),
+        ("per-minute", "lower-case letters"),
+        ("per minute", "lower-case letters"),
+        ("1st", "starting with a letter"),
+        ("late", "reserved: late, part, progress, quarantine, retained"),
+        ("part", "use that name for a column of their own"),
+    ],
+)
+def test_a_name_that_cannot_name_a_column_is_refused_naming_the_view(tmp_path, name, reason):
+    settings = settings_for(tmp_path, f"VIEWS = [{view(name)}]")
+    with pytest.raises(ViewModuleError, match=reason) as err:
+        registry_for(settings)
+    assert f"view {name!r} (" in str(err.value) and "my_views.py:5" in str(err.value)
+    registered = settings_for(
+        tmp_path, f"def register(registry):\n    registry.register({view(name)})"
+    )
+    with pytest.raises(ViewModuleError, match=reason):
+        registry_for(registered)
+
+
+@pytest.mark.unit
 def test_unknown_built_ins_and_empty_modules_are_refused(tmp_path):
     with pytest.raises(ViewModuleError, match="unknown built-in view"):
         registry_for(settings_for(tmp_path, f"VIEWS = [{view()}]", keep_built_in=["nope"]))
@@ -128,3 +152,12 @@ def test_built_in_views_over_other_events_and_bad_rules_fail_on_spark(spark, tmp
     registry = load_registry(bad_rule, load_contract(bad_rule.events))
     with pytest.raises(ContractError, match="a rule does not compile"):
         check_views(spark, registry, bad_rule)
+
+
+@pytest.mark.unit
+def test_the_reserved_names_are_the_columns_the_tables_that_keep_views_take():
+    from lake.source import PART
+    from speed_layer import lane_log
+
+    kinds = {lane_log.LATE, lane_log.QUARANTINE, lane_log.RETAINED, lane_log.PROGRESS}
+    assert {PART, *kinds} == RESERVED
