@@ -205,7 +205,8 @@ def create_app(refresher: Refresher) -> FastAPI:
         refresher.start()
         # What exists by now (the modules, Spark's client, the app) lives as long as the
         # process: out of Python's full collections, which otherwise walk it all (65 ms
-        # each, one or two per reload of a 15,000-row view, docs/benchmarks.md).
+        # each, one or two per reload of a 15,000-row view: docs/benchmarks.md, "Serving
+        # reload"). Unfrozen at the end: a process may start the app again (tests).
         gc.collect()
         gc.freeze()
         try:
