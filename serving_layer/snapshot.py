@@ -208,7 +208,7 @@ class ViewSnapshot:
         otherwise render all of them again after each reload (15,760 rows: 77 ms of a
         request's time at 1,000 ev/s). Rows are compared as their typed values, within
         one column typing, so an equal row renders the same. Rows holding a list, a map
-        or bytes cannot be compared so: none is carried.
+        or binary (a bytearray) cannot be compared so: none is carried.
         """
         try:
             rendered = {
