@@ -1,8 +1,8 @@
 """A Spark job (or any driver work) on a thread of its own, its result awaited later.
 
 The batch run lands bronze while it quarantines the malformed records; a micro-batch
-counts its rows while it plans the views. On two cores most of a small job's time is the driver's
-planning, which overlaps another job's tasks.
+counts its rows while it plans the views. On two cores most of a small job's time is
+the driver's planning, which overlaps another job's tasks.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from config.errors import LkError
 from config.settings import Settings
 from event_log.contract import ContractError, EventContract
 from views.base import View, ViewContext
-from views.registry import BUILT_IN, DuplicateViewError, ViewNameError, ViewRegistry, defined_in
+from views.registry import BUILT_IN, RegistrationError, ViewRegistry, defined_in
 
 BUILT_IN_MODULE = "views.builtin"
 
@@ -81,7 +81,7 @@ def module_views(module: str) -> tuple[list[View], tuple[str, ...] | str | None]
         collector = ViewRegistry()
         try:
             loaded.register(collector)
-        except (DuplicateViewError, ViewNameError) as err:
+        except RegistrationError as err:
             raise ViewModuleError(f"view module {module}: {err}") from None
         except Exception as err:
             raise ViewModuleError(
@@ -117,7 +117,7 @@ def load_registry(settings: Settings, contract: EventContract) -> ViewRegistry:
     for view in views:
         try:
             registry.register(view)
-        except (DuplicateViewError, ViewNameError) as err:
+        except RegistrationError as err:
             raise ViewModuleError(f"view module {module}: {err}") from None
     if not len(registry):
         raise ViewModuleError(f"view module {module}: registers no view")

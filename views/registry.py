@@ -19,11 +19,15 @@ class UnknownViewError(LkError, KeyError):
     """No view is registered under that name."""
 
 
-class DuplicateViewError(LkError, ValueError):
+class RegistrationError(LkError, ValueError):
+    """A view the registry refuses; the message names the view and where it was defined."""
+
+
+class DuplicateViewError(RegistrationError):
     """Two views were registered under one name."""
 
 
-class ViewNameError(LkError, ValueError):
+class ViewNameError(RegistrationError):
     """A view's name cannot name what keeps it: a column, a partition, an HTTP path."""
 
 

@@ -10,6 +10,8 @@ from config.settings import RuleSettings, Settings, load_settings
 from event_log.configured import load_contract
 from event_log.contract import ContractError
 from event_log.schema import SHOP
+from lake.source import PART
+from speed_layer import lane_log
 from tests.conftest import REPO
 from views.loader import ViewModuleError, check_views, load_registry, registry_for
 from views.registry import BUILT_IN, RESERVED
@@ -156,8 +158,5 @@ def test_built_in_views_over_other_events_and_bad_rules_fail_on_spark(spark, tmp
 
 @pytest.mark.unit
 def test_the_reserved_names_are_the_columns_the_tables_that_keep_views_take():
-    from lake.source import PART
-    from speed_layer import lane_log
-
     kinds = {lane_log.LATE, lane_log.QUARANTINE, lane_log.RETAINED, lane_log.PROGRESS}
     assert {PART, *kinds} == RESERVED
