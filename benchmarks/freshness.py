@@ -195,6 +195,7 @@ def latencies(report: ScheduleReport, seen: dict[int, float], discard_s: float) 
         "discarded_seconds": discard_s,
         "probes_discarded": len(acked) - len(steady),
         "probes_seen": len(shown),
+        "probes_unseen": len(steady) - len(shown),
         "probes_seen_of_all": sum(int(p["id"]) in seen for p in acked),
         "visibility_seconds": summary([seen[int(p["id"])] - p["acked"] for p in shown], 2),
         "visibility_from_due_seconds": summary([seen[int(p["id"])] - p["due"] for p in shown], 2),
@@ -552,11 +553,16 @@ CONTENDERS: dict[str, tuple[Contender, bool]] = {
 
 
 def ratios(results: dict[str, Any]) -> dict[str, float]:
-    """lk's p99 against the floors' and against its own median micro-batch."""
+    """lk's p99 against the floors' and against its own median micro-batch.
+
+    Only contenders that showed every probe of the measured phase take part: one that
+    stopped showing them (fell behind for good, or stalled) has percentiles over the
+    probes it reached in time, which flatter it, so no ratio is made of them.
+    """
     p99 = {
         name: r["visibility_seconds"]["p99"]
         for name, r in results.items()
-        if r.get("visibility_seconds")
+        if r.get("visibility_seconds") and not r.get("probes_unseen")
     }
     out: dict[str, float] = {}
     for lk in ("lk", "lk-tuned", "lk-whole-reload"):
@@ -617,6 +623,7 @@ def main() -> None:
         "settings_from_env": settings_from_env(os.environ),
         "tuned": TUNED,
         "valid": all(r["generator"]["valid"] for r in results.values()),
+        "showed_every_probe": {name: not r.get("probes_unseen") for name, r in results.items()},
         "contenders": results,
         "ratios": ratios(results),
     }

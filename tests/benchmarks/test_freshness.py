@@ -10,6 +10,8 @@ import pytest
 from benchmarks.freshness import (
     flat,
     lane_log_path,
+    latencies,
+    ratios,
     recent_phases,
     serving_split,
     settings_from_env,
@@ -17,6 +19,7 @@ from benchmarks.freshness import (
     stored,
 )
 from config.settings import load_settings
+from measure.generator import ScheduleReport
 
 pytestmark = pytest.mark.unit
 
@@ -132,3 +135,27 @@ def test_the_recent_phases_are_the_lanes_medians_and_longest_in_seconds(tmp_path
         "commit_max": 5.0,
         "count_max": 4.0,
     }
+
+
+def test_a_probe_never_shown_is_counted_unseen_not_left_out_quietly() -> None:
+    report = ScheduleReport(rate_target=10, seconds_target=30, started_at=1000.0)
+    report.probes = [
+        {"id": 1, "due": 1005.0, "acked": 1005.1},  # in the discarded warm-up
+        {"id": 2, "due": 1020.0, "acked": 1020.1},
+        {"id": 3, "due": 1025.0, "acked": 1025.1},  # never shown
+    ]
+    figures = latencies(report, {1: 1006.0, 2: 1021.1}, discard_s=10)
+    assert (figures["probes_seen"], figures["probes_unseen"]) == (1, 1)
+    assert figures["visibility_seconds"]["p99"] == 1.0
+
+
+def test_no_ratio_is_made_with_a_contender_that_stopped_showing_probes() -> None:
+    def contender(p99: float, unseen: int) -> dict:
+        return {"visibility_seconds": {"p99": p99}, "probes_unseen": unseen}
+
+    both_kept_up = {"floor-views": contender(20.0, 0), "lk": contender(30.0, 0)}
+    assert ratios(both_kept_up) == {"lk_p99_over_floor-views_p99": 1.5}
+    floor_stalled = {"floor-views": contender(20.0, 900), "lk": contender(30.0, 0)}
+    assert ratios(floor_stalled) == {}
+    lk_stalled = {"floor-views": contender(20.0, 0), "lk": contender(30.0, 4)}
+    assert ratios(lk_stalled) == {}
