@@ -552,6 +552,11 @@ CONTENDERS: dict[str, tuple[Contender, bool]] = {
 }
 
 
+def showed_every_probe(result: dict[str, Any]) -> bool:
+    """Whether a contender showed every probe of the measured phase (none left unseen)."""
+    return not result.get("probes_unseen")
+
+
 def ratios(results: dict[str, Any]) -> dict[str, float]:
     """lk's p99 against the floors' and against its own median micro-batch.
 
@@ -562,7 +567,7 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
     p99 = {
         name: r["visibility_seconds"]["p99"]
         for name, r in results.items()
-        if r.get("visibility_seconds") and not r.get("probes_unseen")
+        if r.get("visibility_seconds") and showed_every_probe(r)
     }
     out: dict[str, float] = {}
     for lk in ("lk", "lk-tuned", "lk-whole-reload"):
@@ -623,7 +628,7 @@ def main() -> None:
         "settings_from_env": settings_from_env(os.environ),
         "tuned": TUNED,
         "valid": all(r["generator"]["valid"] for r in results.values()),
-        "showed_every_probe": {name: not r.get("probes_unseen") for name, r in results.items()},
+        "showed_every_probe": {name: showed_every_probe(r) for name, r in results.items()},
         "contenders": results,
         "ratios": ratios(results),
     }
