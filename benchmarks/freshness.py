@@ -239,7 +239,6 @@ def run_lk(
         "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
         "LK_STORAGE__ROOT": settings.storage.root,
         "LK_SERVING__PORT": str(port),
-        "LK_SERVING__REFRESH_INTERVAL": "250ms",
         "LK_STREAM__TRIGGER_INTERVAL": settings.stream.trigger_interval,
         "LK_SPARK__CONF": json.dumps(settings.spark.conf),
         "LK_WATCHDOG__HOME": str(workdir / "run"),

@@ -379,10 +379,11 @@ class ServingSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     refresh_interval: Duration = Field(
-        timedelta(seconds=0.25),
+        timedelta(seconds=0.1),
         description="how often the served views look for a new table version: a probe of "
         "each table's Delta log (a directory listing, no Spark job); a commit waits half of "
-        "this for it on average before its reload starts",
+        "this for it on average before its reload starts. On an object store each probe is "
+        "a LIST request per table: set it longer there if requests cost",
     )
     idle_after: Duration = Field(
         timedelta(minutes=10),

@@ -22,7 +22,7 @@ def serve_command(
         float | None,
         typer.Option(
             help="Seconds between checks for new table versions "
-            "(default: serving.refresh_interval, 0.25 s)."
+            "(default: serving.refresh_interval, 0.1 s)."
         ),
     ] = None,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = False,
