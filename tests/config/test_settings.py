@@ -77,6 +77,13 @@ def test_the_example_config_is_valid_and_documents_every_stream_knob():
     assert settings.stream == load_settings(None).stream
 
 
+def test_the_cluster_config_is_valid_and_looks_for_commits_less_often_on_the_object_store():
+    """Each look is a LIST request per table there (``serving.refresh_interval``)."""
+    cluster = load_settings(str(Path(__file__).resolve().parents[2] / "lk.cluster.yaml"))
+    assert cluster.storage.on_object_store()
+    assert cluster.serving.refresh_interval > load_settings(None).serving.refresh_interval
+
+
 def test_with_sections_validates_what_it_changes() -> None:
     changed = with_sections(load_settings(), spark={"class_archive_dir": "/tmp/cds"})
     assert changed.spark.class_archive_dir == Path("/tmp/cds")
