@@ -19,6 +19,9 @@ fell behind it (a run whose generator fell behind is marked invalid). Every
   is visible when its cart line is in ``GET /views/cart_state`` over HTTP (polled
   every 50 ms with the last answer's ETag, so an unchanged view costs a ``304``, not
   thousands of rows).
+* ``serving-floor`` - ``lk speed``'s lane served by the least any Spark server does to
+  show a commit (:func:`run_serving_floor`): lk serve's commit-to-answer time over it
+  says what serving adds beyond the engine's own cost. Not in the default run.
 
 Reported per contender: p50/p95/p99/max of visible - acknowledged (and of visible -
 due, which hides no queueing in the generator), the median micro-batch; lk's p99 over
@@ -60,9 +63,11 @@ from benchmarks.recompute_vs_replay import isolated
 from compare.floor import start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import LAMBDA_LANE
+from designs.platform import build
 from event_log.topics import ensure_topics
 from infra.local import free_ports
 from lake import storage
+from lake.source import ViewNotReadyError
 from lake.spark import build_session
 from lake.tables import Tables
 from measure.generator import ScheduleReport, SteadyGenerator, SteadyPlan
@@ -221,6 +226,36 @@ def over_time(
     result["flat"] = {name: flat(s, args.seconds, args.slice) for name, s in per.items()}
 
 
+def lk_env(settings: Settings, workdir: Path, more_env: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a contender's ``lk`` commands: the run's settings, then ``more_env``."""
+    return {
+        **os.environ,
+        "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
+        "LK_KAFKA__EVENTS_TOPIC": settings.kafka.events_topic,
+        "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
+        "LK_STORAGE__ROOT": settings.storage.root,
+        "LK_STREAM__TRIGGER_INTERVAL": settings.stream.trigger_interval,
+        "LK_SPARK__CONF": json.dumps(settings.spark.conf),
+        "LK_WATCHDOG__HOME": str(workdir / "run"),
+        **more_env,
+    }
+
+
+def start_lk(env: Mapping[str, str], workdir: Path, *commands: str) -> list[subprocess.Popen]:
+    """Each ``lk`` command in a process of its own, its stderr in ``workdir``."""
+    return [
+        subprocess.Popen(
+            [sys.executable, "-m", "lk.cli.app", command],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=(workdir / f"{command}.log").open("w"),
+            start_new_session=True,  # its JVM in its group: a kill reaches both
+        )
+        for command in commands
+    ]
+
+
 def run_lk(
     settings: Settings,
     args: argparse.Namespace,
@@ -232,29 +267,8 @@ def run_lk(
     ``more_env``: settings of this contender's own (``LK_*``), after the run's.
     """
     port = free_ports(1)[0]
-    env = {
-        **os.environ,
-        "LK_KAFKA__BOOTSTRAP_SERVERS": settings.kafka.bootstrap_servers,
-        "LK_KAFKA__EVENTS_TOPIC": settings.kafka.events_topic,
-        "LK_KAFKA__CATALOG_TOPIC": settings.kafka.catalog_topic,
-        "LK_STORAGE__ROOT": settings.storage.root,
-        "LK_SERVING__PORT": str(port),
-        "LK_STREAM__TRIGGER_INTERVAL": settings.stream.trigger_interval,
-        "LK_SPARK__CONF": json.dumps(settings.spark.conf),
-        "LK_WATCHDOG__HOME": str(workdir / "run"),
-        **(more_env or {}),
-    }
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "lk.cli.app", *cmd],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=(workdir / f"{cmd[0]}.log").open("w"),
-            start_new_session=True,  # its JVM in its group: a kill reaches both
-        )
-        for cmd in (["speed"], ["serve"])
-    ]
+    env = lk_env(settings, workdir, {"LK_SERVING__PORT": str(port), **(more_env or {})})
+    procs = start_lk(env, workdir, "speed", "serve")
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5)
     seen: dict[int, float] = {}
     versions: dict[int, float] = {}  # the lane log's version -> when first served
@@ -538,6 +552,90 @@ def run_floor_views(settings: Settings, args: argparse.Namespace, workdir: Path)
     return run_floor(settings, args, workdir, default_registry())
 
 
+def run_serving_floor(
+    settings: Settings, args: argparse.Namespace, workdir: Path
+) -> dict[str, Any]:
+    """``lk speed``, and beside it the least any Spark server does to show a lane commit.
+
+    In place of ``lk serve``, in this process, on a session of its own built as ``lk
+    serve`` builds its: every ``serving.refresh_interval`` it probes the version of the
+    lane's log; for a new one, one Spark job over only what the commits since appended
+    to ``cart_state`` (the view whole when they did more than append, as ``lk serve``
+    reads it): the rows grouped on the view's key, collected. No merge onto the view's
+    earlier state, no presentation, no HTTP: a floor under any server of these views that
+    answers from Spark. A commit is shown when that job returned; a probe is visible when
+    the job returned its cart line.
+    """
+    procs = start_lk(lk_env(settings, workdir, {}), workdir, "speed")
+    spark = build_session(settings, app_name="lk-serving-floor")
+    platform = build(settings)
+    view = platform.registry.get("cart_state")
+    interval = settings.serving.refresh_interval.total_seconds()
+    seen: dict[int, float] = {}
+    shown: dict[int, float] = {}  # the lane log's version -> when its job returned
+    errors: list[str] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        table, fields, last = None, None, None
+        while not stop.wait(interval):
+            try:
+                if table is None:
+                    table = platform.serving_source(spark).tables[view.name]
+                    fields = table.read(spark).schema
+                version = storage.delta_version(spark, table.path)
+                if version is None or version == last:
+                    continue
+                files = None if last is None else table.appended_files(spark, last, version)
+                if files != []:
+                    read = table.read_files(spark, files, fields) if files else table.read(spark)
+                    rows = read.groupBy(*view.key).count().collect()
+                    returned = time.time()
+                    for row in rows:
+                        if row.user_id >= PROBE_BASE // 2:
+                            seen.setdefault(row.user_id, returned)
+                shown.setdefault(version, time.time())
+                last = version
+            except ViewNotReadyError:
+                continue
+            except Exception as error:  # counted in the result; the next look tries again
+                errors.append(str(error).splitlines()[0])
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    try:
+        warm_up(settings, workdir, lambda: bool(seen))
+        errors.clear()  # before the lane made its log, a look fails
+        report = send_and_drain(settings, args, workdir, seen)
+    finally:
+        stop.set()
+        server.join()
+        stop_all(procs)
+        spark.stop()
+    result = latencies(report, seen, args.discard)
+    steady_from = report.started_at + args.discard
+    log = lane_log_path(settings)
+    result["serving"] = serving_split(log, {v: t for v, t in shown.items() if t >= steady_from}, [])
+    result["serving"]["errors"] = errors[:20]
+    committed = commit_times(log)
+    micro_batches = lane_micro_batches(settings)
+    steady = [seconds for when, seconds in micro_batches if when >= steady_from]
+    result["median_micro_batch_seconds"] = round(statistics.median(steady), 2) if steady else None
+    over_time(
+        result,
+        report,
+        seen,
+        {
+            "micro_batch_seconds": micro_batches,
+            "commit_to_served_seconds": [
+                (committed[v], t - committed[v]) for v, t in shown.items() if v in committed
+            ],
+        },
+        args,
+    )
+    return result
+
+
 Contender = Callable[[Settings, argparse.Namespace, Path], dict[str, Any]]
 #: name -> how it runs, and whether the ``TUNED`` knobs apply
 CONTENDERS: dict[str, tuple[Contender, bool]] = {
@@ -548,6 +646,8 @@ CONTENDERS: dict[str, tuple[Contender, bool]] = {
     "lk-tuned": (run_lk, True),
     # lk as it served before merge_appends: every lane commit reloads each view whole
     "lk-whole-reload": (partial(run_lk, more_env={"LK_SERVING__MERGE_APPENDS": "false"}), False),
+    # lk's lane, served by one Spark job per commit over what it appended
+    "serving-floor": (run_serving_floor, False),
 }
 
 
@@ -575,6 +675,15 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
         for floor in ("floor", "floor-tuned", "floor-views"):
             if floor in p99:
                 out[f"{lk}_p99_over_{floor}_p99"] = round(p99[lk] / p99[floor], 2)
+        served = (results[lk].get("serving") or {}).get("commit_to_served_seconds")
+        floor_served = (
+            (results.get("serving-floor") or {}).get("serving", {}).get("commit_to_served_seconds")
+        )
+        if served and floor_served:
+            for q in ("p50", "p99"):
+                out[f"{lk}_commit_to_served_{q}_over_serving_floor"] = round(
+                    served[q] / floor_served[q], 2
+                )
         median = results[lk].get("median_micro_batch_seconds")
         if median:
             out[f"{lk}_p99_over_median_micro_batch"] = round(p99[lk] / median, 2)
@@ -596,7 +705,7 @@ def main() -> None:
         "--contenders",
         nargs="+",
         choices=list(CONTENDERS),
-        default=[name for name in CONTENDERS if name != "lk-whole-reload"],
+        default=[name for name in CONTENDERS if name not in ("lk-whole-reload", "serving-floor")],
     )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
