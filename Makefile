@@ -67,6 +67,10 @@ bench: setup
 	$(BIN)/python -m benchmarks.micro_batch_profile --events 300000 --offsets 28000 --contender floor --output benchmarks/results/first_micro_batch_floor.json
 	$(BIN)/python -m benchmarks.micro_batch_profile --events 300000 --offsets 28000 --contender floor-views --output benchmarks/results/first_micro_batch_floor_views.json
 	$(BIN)/python -m benchmarks.freshness
+	$(BIN)/python -m benchmarks.freshness --rate 1000 --seconds 420 --contenders lk serving-floor \
+		--output benchmarks/results/freshness_1000_lk_vs_serving_floor.json
+	$(BIN)/python -m benchmarks.freshness --rate 5000 --seconds 300 --contenders lk serving-floor \
+		--output benchmarks/results/freshness_5000_lk_vs_serving_floor.json
 	$(BIN)/python -m benchmarks.sustainable_rate
 
 # Batch recompute and Kappa replay on local[2], 1 and 2 workers, local disk and the object

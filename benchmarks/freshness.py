@@ -58,6 +58,7 @@ from typing import Any, TypedDict
 import httpx
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from benchmarks.recompute_vs_replay import isolated
 from compare.floor import start_floor
@@ -67,7 +68,7 @@ from designs.platform import build
 from event_log.topics import ensure_topics
 from infra.local import free_ports
 from lake import storage
-from lake.source import ViewNotReadyError
+from lake.source import StateTable, ViewNotReadyError
 from lake.spark import build_session
 from lake.tables import Tables
 from measure.generator import ScheduleReport, SteadyGenerator, SteadyPlan
@@ -577,18 +578,24 @@ def run_serving_floor(
     stop = threading.Event()
 
     def serve() -> None:
-        table, fields, last = None, None, None
+        found: tuple[StateTable, StructType] | None = None  # the view's part, its rows' fields
+        last: int | None = None
         while not stop.wait(interval):
             try:
-                if table is None:
+                if found is None:
                     table = platform.serving_source(spark).tables[view.name]
-                    fields = table.read(spark).schema
+                    found = table, table.read(spark).schema
+                table, fields = found
                 version = storage.delta_version(spark, table.path)
                 if version is None or version == last:
                     continue
                 files = None if last is None else table.appended_files(spark, last, version)
                 if files != []:
-                    read = table.read_files(spark, files, fields) if files else table.read(spark)
+                    read = (
+                        table.read_files(spark, files, fields)
+                        if files
+                        else table.read(spark, version)
+                    )
                     rows = read.groupBy(*view.key).count().collect()
                     returned = time.time()
                     for row in rows:

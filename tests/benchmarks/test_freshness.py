@@ -159,3 +159,18 @@ def test_no_ratio_is_made_with_a_contender_that_stopped_showing_probes() -> None
     assert ratios(floor_stalled) == {}
     lk_stalled = {"floor-views": contender(20.0, 0), "lk": contender(30.0, 4)}
     assert ratios(lk_stalled) == {}
+
+
+def test_serving_is_set_beside_the_serving_floor_from_their_commit_to_answer_times() -> None:
+    def contender(p50: float, p99: float) -> dict:
+        return {
+            "visibility_seconds": {"p99": 9.0},
+            "probes_unseen": 0,
+            "serving": {"commit_to_served_seconds": {"p50": p50, "p99": p99}},
+        }
+
+    results = {"lk": contender(0.5, 1.2), "serving-floor": contender(0.25, 0.4)}
+    assert ratios(results) == {
+        "lk_commit_to_served_p50_over_serving_floor": 2.0,
+        "lk_commit_to_served_p99_over_serving_floor": 3.0,
+    }
