@@ -567,10 +567,9 @@ def run_serving_floor(
     answers from Spark. A commit is shown when that job returned; a probe is visible when
     the job returned its cart line.
     """
-    procs = start_lk(lk_env(settings, workdir, {}), workdir, "speed")
-    spark = build_session(settings, app_name="lk-serving-floor")
     platform = build(settings)
     view = platform.registry.get("cart_state")
+    spark = build_session(settings, app_name="lk-serving-floor")
     interval = settings.serving.refresh_interval.total_seconds()
     seen: dict[int, float] = {}
     shown: dict[int, float] = {}  # the lane log's version -> when its job returned
@@ -608,6 +607,7 @@ def run_serving_floor(
             except Exception as error:  # counted in the result; the next look tries again
                 errors.append(str(error).splitlines()[0])
 
+    procs = start_lk(lk_env(settings, workdir, {}), workdir, "speed")
     server = threading.Thread(target=serve, daemon=True)
     server.start()
     try:
