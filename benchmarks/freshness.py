@@ -333,25 +333,8 @@ def run_lk(
         )
     finally:
         stop_all(procs)
-    result = latencies(report, seen, args.discard)
-    steady_from = report.started_at + args.discard
-    result["serving"] = serving_split(
-        lane_log_path(settings),
-        {v: t for v, t in versions.items() if t >= steady_from},
-        polls[len(polls) // 2 :],
-    )
-    committed = commit_times(lane_log_path(settings))
-    over_time(
-        result,
-        report,
-        seen,
-        {
-            "micro_batch_seconds": lane_micro_batches(settings),
-            "commit_to_served_seconds": [
-                (committed[v], t - committed[v]) for v, t in versions.items() if v in committed
-            ],
-        },
-        args,
+    result = served_lane(
+        settings, args, report, seen, versions, lane_micro_batches(settings), polls
     )
     result["storage_over_time"] = [
         {"minute": round((when - report.started_at) / 60, 1), **sizes} for when, sizes in kept
@@ -495,6 +478,44 @@ def commit_times(log: Path) -> dict[int, float]:
     return times
 
 
+def served_lane(
+    settings: Settings,
+    args: argparse.Namespace,
+    report: ScheduleReport,
+    seen: dict[int, float],
+    shown: dict[int, float],
+    micro_batches: list[tuple[float, float]],
+    polls: list[tuple[float, int]],
+) -> dict[str, Any]:
+    """The figures of a contender that serves ``lk speed``'s lane (lk, the serving floor).
+
+    Visibility of the probes; from each lane commit to when it was ``shown`` (the lane
+    log's version -> when first served), over the steady phase and per slice; the lane's
+    ``micro_batches`` per slice; ``polls`` of the view, the later half of them (a watcher's
+    GETs: none for the floor).
+    """
+    result = latencies(report, seen, args.discard)
+    steady_from = report.started_at + args.discard
+    log = lane_log_path(settings)
+    result["serving"] = serving_split(
+        log, {v: t for v, t in shown.items() if t >= steady_from}, polls[len(polls) // 2 :]
+    )
+    committed = commit_times(log)
+    over_time(
+        result,
+        report,
+        seen,
+        {
+            "micro_batch_seconds": micro_batches,
+            "commit_to_served_seconds": [
+                (committed[v], t - committed[v]) for v, t in shown.items() if v in committed
+            ],
+        },
+        args,
+    )
+    return result
+
+
 def serving_split(
     log: Path, versions: dict[int, float], polls: list[tuple[float, int]]
 ) -> dict[str, Any]:
@@ -589,18 +610,19 @@ def run_serving_floor(
                 if version is None or version == last:
                     continue
                 files = None if last is None else table.appended_files(spark, last, version)
-                if files != []:
+                rows = []
+                if files != []:  # a commit that added nothing to the view shows at once
                     read = (
                         table.read_files(spark, files, fields)
                         if files
                         else table.read(spark, version)
                     )
                     rows = read.groupBy(*view.key).count().collect()
-                    returned = time.time()
-                    for row in rows:
-                        if row.user_id >= PROBE_BASE // 2:
-                            seen.setdefault(row.user_id, returned)
-                shown.setdefault(version, time.time())
+                returned = time.time()
+                for row in rows:
+                    if row.user_id >= PROBE_BASE // 2:
+                        seen.setdefault(row.user_id, returned)
+                shown.setdefault(version, returned)
                 last = version
             except ViewNotReadyError:
                 continue
@@ -619,27 +641,12 @@ def run_serving_floor(
         server.join()
         stop_all(procs)
         spark.stop()
-    result = latencies(report, seen, args.discard)
-    steady_from = report.started_at + args.discard
-    log = lane_log_path(settings)
-    result["serving"] = serving_split(log, {v: t for v, t in shown.items() if t >= steady_from}, [])
-    result["serving"]["errors"] = errors[:20]
-    committed = commit_times(log)
     micro_batches = lane_micro_batches(settings)
+    result = served_lane(settings, args, report, seen, shown, micro_batches, [])
+    result["serving"]["errors"] = errors[:20]
+    steady_from = report.started_at + args.discard
     steady = [seconds for when, seconds in micro_batches if when >= steady_from]
     result["median_micro_batch_seconds"] = round(statistics.median(steady), 2) if steady else None
-    over_time(
-        result,
-        report,
-        seen,
-        {
-            "micro_batch_seconds": micro_batches,
-            "commit_to_served_seconds": [
-                (committed[v], t - committed[v]) for v, t in shown.items() if v in committed
-            ],
-        },
-        args,
-    )
     return result
 
 
@@ -675,6 +682,8 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
         for name, r in results.items()
         if r.get("visibility_seconds") and showed_every_probe(r)
     }
+    floor_served = (results.get("serving-floor") or {}).get("serving", {})
+    floor_served = floor_served.get("commit_to_served_seconds")
     out: dict[str, float] = {}
     for lk in ("lk", "lk-tuned", "lk-whole-reload"):
         if lk not in p99:
@@ -683,9 +692,6 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
             if floor in p99:
                 out[f"{lk}_p99_over_{floor}_p99"] = round(p99[lk] / p99[floor], 2)
         served = (results[lk].get("serving") or {}).get("commit_to_served_seconds")
-        floor_served = (
-            (results.get("serving-floor") or {}).get("serving", {}).get("commit_to_served_seconds")
-        )
         if served and floor_served:
             for q in ("p50", "p99"):
                 out[f"{lk}_commit_to_served_{q}_over_serving_floor"] = round(
