@@ -30,7 +30,9 @@ def deduplicated_events(
     state lives in the checkpoint (RocksDB) and grows with the log's distinct ids; no
     watermark runs here, so nothing is dropped for its time. Lateness is judged per view,
     downstream, where late events are counted and kept. Malformed records keep a key of
-    their own.
+    their own, and only they keep the record's raw bytes (``key``, ``value``), which
+    only the quarantine needs: a valid event's bytes, a few hundred per event, were
+    shuffled into the state and cached with the micro-batch for nothing.
 
     With ``stream.dedup_horizon`` set, ids are held only that long in Kafka append time
     (``dropDuplicatesWithinWatermark``): bounded state, but a record behind the global
@@ -44,7 +46,14 @@ def deduplicated_events(
     key = F.when(F.col("reason").isNull(), event_id).otherwise(
         F.format_string("malformed:%d:%d", F.col("partition"), F.col("offset"))
     )
-    keyed = decoded.withColumn("_dedup_key", key)
+    malformed = F.col("reason").isNotNull()
+    keyed = decoded.withColumns(
+        {
+            "_dedup_key": key,
+            "key": F.when(malformed, F.col("key")),
+            "value": F.when(malformed, F.col("value")),
+        }
+    )
     horizon = settings.stream.dedup_horizon
     if horizon is None:
         return keyed.dropDuplicates(["_dedup_key"]).drop("_dedup_key")
