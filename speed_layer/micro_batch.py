@@ -266,16 +266,10 @@ class MicroBatchProcessor:
         previous = self._previous(batch_id)
         epoch = self.epoch()
         retained = self._retained(record_version(spark, self.lane, batch_id))
-        ctx = self._context()
-        batch = batch.persist()
-        held = [batch]  # what this micro-batch caches, released after its commit
-        pieces = []
+        held: list[DataFrame] = []  # what this micro-batch caches, released after its commit
         try:
-            if previous is None or previous.epoch != epoch.id:
-                pieces = self._epoch_state(epoch, ctx, retained, held)
-                log.info("lane %s opens epoch %s in batch %d", self.lane.name, epoch.id, batch_id)
             lap("prepare")
-            stats, written = self._process(batch, batch_id, epoch, previous, ctx, retained, held)
+            stats, written = self._process(batch, batch_id, epoch, previous, retained, held)
             start, end = committed_offsets(spark, self.lane, batch_id)
             lap("count")
             row = progress.BatchProgress(
@@ -292,7 +286,7 @@ class MicroBatchProcessor:
             lane_log.commit(
                 spark,
                 self.lane,
-                [*pieces, *written, progress.rows(spark, row)],
+                [*written, progress.rows(spark, row)],
                 indexed=self.indexed,
                 keys=self.keys,
                 created_with=self.created_with,
@@ -323,13 +317,15 @@ class MicroBatchProcessor:
         batch_id: int,
         epoch: Epoch,
         previous: progress.BatchProgress | None,
-        ctx: ViewContext,
         earlier: DataFrame | None,
         held: list[DataFrame],
     ) -> tuple[dict, list[DataFrame]]:
         """The micro-batch's counts for its progress row, and its rows for the log.
 
-        ``held`` takes what the views' inputs cache for the micro-batch (``_view_input``).
+        The counting pass starts first; the views' context, the epoch's opening state
+        (when this micro-batch opens one) and the views' plans are built while it runs.
+        ``held`` takes what the micro-batch caches: the flagged batch, and the views'
+        join partners (``_view_input``).
         """
         views = list(self.registry)
         seen = previous.max_event_time if previous else None
@@ -340,10 +336,16 @@ class MicroBatchProcessor:
         owned = ~below(epoch.cutoff)
         valid = F.col("reason").isNull()
         none: Column = F.array().cast("array<string>")
-        flagged = batch.crossJoin(F.broadcast(params)).withColumn(
-            "late_for",
-            F.when(valid & owned, late_for(list(watermarks), self.time)).otherwise(none),
+        flagged = (
+            batch.crossJoin(F.broadcast(params))
+            .withColumn(
+                "late_for",
+                F.when(valid & owned, late_for(list(watermarks), self.time)).otherwise(none),
+            )
+            .drop(*(c for c in params.columns if c != "batch_id"))
+            .persist()
         )
+        held.append(flagged)
         counting = in_background(
             flagged.groupBy("partition")
             .agg(
@@ -364,6 +366,11 @@ class MicroBatchProcessor:
         if earlier is not None:
             context = earlier.unionByName(context)
         try:  # the views' plans are built while the counting pass runs (in_background)
+            ctx = self._context()
+            opening: list[DataFrame] = []
+            if previous is None or previous.epoch != epoch.id:
+                opening = self._epoch_state(epoch, ctx, earlier, held)
+                log.info("lane %s opens epoch %s in batch %d", self.lane.name, epoch.id, batch_id)
             contributions = {
                 view.name: lane_log.state_rows(
                     epoch.id,
@@ -390,11 +397,11 @@ class MicroBatchProcessor:
                 clock[row["partition"]] = max(
                     clock.get(row["partition"], row["max_time"]), row["max_time"]
                 )
-        written = [
+        written = opening + [
             contributions[view.name] for view in views if counts["valid"] > late.get(view.name, 0)
         ]
         if counts["bad"]:
-            rows = quarantine.quarantine_rows(quarantined(batch), self.lane.name, str(batch_id))
+            rows = quarantine.quarantine_rows(quarantined(flagged), self.lane.name, str(batch_id))
             written.append(lane_log.rows(lane_log.QUARANTINE, rows))
         if late:
             names = [v.name for v in views]
