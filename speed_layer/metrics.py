@@ -136,8 +136,16 @@ class Tally:
             "last": {"at": at, "reason": reason},
         }
 
-    def record(self, query: StreamingQuery, timings: dict[int, dict[str, int]]) -> None:
-        """Take in the micro-batches the query reported since the last call, in order."""
+    def record(self, query: StreamingQuery, timings: dict[int, dict[str, int]]) -> bool:
+        """Take in the micro-batches the query reported since the last call, in order.
+
+        Returns whether there were any. The newest progress is looked at first: a
+        catching-up lane calls this every tenth of a second, and the recent ones are a
+        hundred parsed reports.
+        """
+        newest = query.lastProgress
+        if newest is None or newest.get("batchId") == self.last_id:
+            return False
         reported = [progress_metrics(p) for p in query.recentProgress]
         new = [
             m
@@ -167,6 +175,7 @@ class Tally:
             )
             if self.on_progress:
                 self.on_progress(last)
+        return bool(new)
 
     def _count(self, metrics: dict, timings: dict[int, dict[str, int]]) -> None:
         state = metrics["dedup_state"] or {}

@@ -57,6 +57,9 @@ class LaneFailedError(LkError, RuntimeError):
 
 #: How many lines of a failed query's reason a :class:`LaneFailedError` keeps.
 REASON_LINES = 40
+#: How often a lane that catches up looks whether it has: a replay or a catch-up ends
+#: this soon after its last commit, not up to a live lane's poll later.
+CATCH_UP_POLL_S = 0.1
 
 
 def check_retained(spark: SparkSession, settings: Settings, lane: Lane) -> None:
@@ -135,6 +138,7 @@ def run_lane(
     committed stays committed, and the micro-batch it was in runs again, as after a crash.
     """
     started = time.perf_counter()
+    poll_s = min(poll_s, CATCH_UP_POLL_S) if until_caught_up else poll_s
     check_views(spark, registry, settings)
     target = end_offsets(settings, settings.kafka.events_topic) if until_caught_up else {}
     tally = Tally(spark, lane, on_progress)
@@ -149,11 +153,16 @@ def run_lane(
             processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
             processor.follow_epoch()
             query = start_lane(spark, settings, lane, processor, catching_up=until_caught_up)
+            first = True  # a lane resumed caught up runs no micro-batch to report
             while query.isActive:
                 query.awaitTermination(poll_s)  # type: ignore[arg-type]  # float s, as above
                 processor.follow_epoch()
-                tally.record(query, processor.timings)
-                if until_caught_up and caught_up(spark, lane, target):
+                reported = tally.record(query, processor.timings)
+                # the checkpoint is read at the first poll, then once per micro-batch
+                # reported (Spark reports one after its commit), not at every poll
+                look = until_caught_up and (first or reported)
+                first = False
+                if look and caught_up(spark, lane, target):
                     log.info("lane %s caught up with %s", lane.name, target)
                     _await_progress(query, last_committed(spark, lane))
                     tally.record(query, processor.timings)
