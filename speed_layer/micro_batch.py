@@ -3,9 +3,10 @@
 For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
 
 1. one pass over the batch counts rows, malformed rows, late rows per view and each
-   partition's newest event time; it runs on a thread of its own while the views'
-   plans are built (a third of a second of Python and Spark's analyser per micro-batch),
-   since nothing in those plans depends on the counts;
+   partition's newest event time, and caches the batch with each event's lateness; it
+   runs on a thread of its own while the views' plans, their context and an epoch's
+   opening state are built (0.7 s of Python and Spark's analyser when an epoch opens,
+   a third of a second otherwise), since nothing in those depends on the counts;
 2. events below the epoch's cutoff are skipped (the batch layer owns them);
 3. per view, events older than the view's watermark are late: kept as ``late`` rows and
    left out of that view, never silently. The watermark is the lane's event-time clock
