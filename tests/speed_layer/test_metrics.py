@@ -75,3 +75,32 @@ def test_a_new_tally_keeps_the_size_the_last_run_measured_until_it_measures_one(
     write_metrics(spark, lane, {**METRICS, "log_size": size})
 
     assert Tally(spark, lane, None).log_size == size
+
+
+class Reports:
+    """What a streaming query reports after its micro-batches, as Spark gives it."""
+
+    def __init__(self) -> None:
+        self.recentProgress: list[dict] = []
+
+    @property
+    def lastProgress(self) -> dict | None:
+        return self.recentProgress[-1] if self.recentProgress else None
+
+
+@pytest.mark.unit
+def test_a_tally_takes_in_each_reported_micro_batch_once_and_says_whether_any_came(spark, tmp_path):
+    lane = Lane(name="lambda-speed", root=tmp_path.as_uri())
+    tally = Tally(spark, lane, None)
+    query = Reports()
+
+    assert tally.record(query, {}) is False, "nothing reported yet"
+    query.recentProgress.append({"batchId": 0, "numInputRows": 5})
+    assert tally.record(query, {}) is True
+    assert tally.record(query, {}) is False, "nothing new since"
+    query.recentProgress += [{"batchId": 1, "numInputRows": 2}, {"batchId": 2, "numInputRows": 3}]
+    assert tally.record(query, {0: {"count": 9}, 2: {"count": 7}}) is True
+
+    assert (tally.batches, tally.rows) == (3, 10)
+    assert [phases.get("count") for phases in tally.recent_phases] == [None, None, 7]
+    assert read_metrics(None, str(tmp_path))["batch_id"] == 2
