@@ -113,6 +113,14 @@ def test_sigkill_mid_run_then_restart_loses_and_duplicates_nothing(spark, topic_
             for q in malformed
         ],
     )
+    # each with its raw bytes: only malformed records carry them through the lane
+    assertDataFrameEqual(
+        lane_log.read(spark, lane, lane_log.QUARANTINE).select("partition", "offset", "value"),
+        [
+            Row(partition=q.record.partition, offset=q.record.offset, value=q.record.value)
+            for q in malformed
+        ],
+    )
     assert_served_per_contract(spark, settings, LAMBDA_LANE)
 
     # every burst served (the view itself checked against the oracle above) alerted once,
