@@ -43,10 +43,10 @@ def deduplicated_events(
     """
     decoded = decode_events(read_stream(spark, settings, settings.kafka.events_topic), contract)
     event_id = F.col(contract.id_field).cast("string")
-    key = F.when(F.col("reason").isNull(), event_id).otherwise(
-        F.format_string("malformed:%d:%d", F.col("partition"), F.col("offset"))
-    )
     malformed = F.col("reason").isNotNull()
+    key = F.when(
+        malformed, F.format_string("malformed:%d:%d", F.col("partition"), F.col("offset"))
+    ).otherwise(event_id)
     keyed = decoded.withColumns(
         {
             "_dedup_key": key,
