@@ -682,8 +682,8 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
         for name, r in results.items()
         if r.get("visibility_seconds") and showed_every_probe(r)
     }
-    floor_served = (results.get("serving-floor") or {}).get("serving", {})
-    floor_served = floor_served.get("commit_to_served_seconds")
+    floor_serving = (results.get("serving-floor") or {}).get("serving") or {}
+    floor_served = floor_serving.get("commit_to_served_seconds")
     out: dict[str, float] = {}
     for lk in ("lk", "lk-tuned", "lk-whole-reload"):
         if lk not in p99:
