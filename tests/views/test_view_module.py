@@ -142,6 +142,18 @@ def test_a_view_whose_compute_lacks_its_key_columns_fails_on_spark(spark, tmp_pa
 
 
 @pytest.mark.integration
+def test_of_several_failing_views_checked_side_by_side_the_first_registered_is_named(
+    spark, tmp_path
+):
+    views = [view("fine"), view("first_bad", key="window_end"), view("second_bad", key="nope")]
+    settings = settings_for(tmp_path, f"VIEWS = [{', '.join(views)}]")
+    registry = load_registry(settings, load_contract(settings.events))
+    with pytest.raises(ViewModuleError, match=r"view 'first_bad' .* key names window_end$"):
+        check_views(spark, registry, settings)
+    assert not registry.checked
+
+
+@pytest.mark.integration
 def test_built_in_views_over_other_events_and_bad_rules_fail_on_spark(spark, tmp_path):
     settings = settings_for(tmp_path, f"VIEWS = [{view()}]", keep_built_in=["cart_state"])
     registry = load_registry(settings, load_contract(settings.events))
