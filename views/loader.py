@@ -172,13 +172,25 @@ def check_views(spark: SparkSession, registry: ViewRegistry, settings: Settings)
         "partition int, offset long",
     )
     ctx = ViewContext(settings.views, catalog, versions)
-    with ThreadPoolExecutor(CHECK_THREADS, thread_name_prefix="check-views") as pool:
+    with ThreadPoolExecutor(
+        CHECK_THREADS, thread_name_prefix="check-views", initializer=_activate, initargs=(spark,)
+    ) as pool:
         contract = pool.submit(_check_contract, spark, registry.contract)
         views = [pool.submit(_check_view, view, events, ctx, registry) for view in registry]
         contract.result()
         for view in views:
             view.result()
     registry.checked = True
+
+
+def _activate(spark: SparkSession) -> None:
+    """Make ``spark`` this thread's active session, as it is where the views run for real.
+
+    A new thread has none (``SparkSession.getActiveSession()`` is None there), so a view
+    that asks for it would fail only its check. PySpark makes a session the calling
+    thread's active one whenever it creates a DataFrame.
+    """
+    spark.createDataFrame([], "active int")
 
 
 def _check_contract(spark: SparkSession, contract: EventContract) -> None:

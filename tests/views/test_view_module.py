@@ -154,6 +154,24 @@ def test_of_several_failing_views_checked_side_by_side_the_first_registered_is_n
 
 
 @pytest.mark.integration
+def test_a_view_that_asks_spark_for_its_session_passes_the_check_run_on_threads(spark, tmp_path):
+    body = """
+from pyspark.sql import SparkSession
+
+def counts_in_session(events, ctx):
+    assert SparkSession.getActiveSession() is not None, "no active session"
+    return counts(events, ctx)
+
+VIEWS = [View(name="per_minute", key=("window_start",), compute=counts_in_session,
+              merge=merge, merge_rule="adds")]
+"""
+    settings = settings_for(tmp_path, body)
+    registry = load_registry(settings, load_contract(settings.events))
+    check_views(spark, registry, settings)
+    assert registry.checked
+
+
+@pytest.mark.integration
 def test_built_in_views_over_other_events_and_bad_rules_fail_on_spark(spark, tmp_path):
     settings = settings_for(tmp_path, f"VIEWS = [{view()}]", keep_built_in=["cart_state"])
     registry = load_registry(settings, load_contract(settings.events))
