@@ -274,7 +274,7 @@ def run_size(
             for name in order:
                 pair |= CONTENDERS[name](spark, settings, f"warm{i}")
             pairs.append(pair)
-        for key in pairs[0].keys() - {"order"}:
+        for key in (k for k in pairs[0] if k != "order"):
             results[f"{key}_warm"] = statistics.median(p[key] for p in pairs)
     else:
         results |= floor_once(spark, settings, "only")
