@@ -21,18 +21,26 @@ topic, then timed:
   one Delta commit, laid out as a lane's log: the least any design that serves these
   views pays to rebuild them from the log here (no late events, no streaming, no state
   left to go live with), as the freshness benchmark's views floor is for a micro-batch
-  (issue 15; issue 32 item 5 holds the replay against it).
+  (issue 15; issue 32 item 5 holds the replay against it);
+* ``stream_floor_replay``    - the freshness benchmark's views floor (``compare.floor``:
+  read, decode, de-duplicate, every view, one idempotent commit per micro-batch) run
+  over the log from offset 0 in micro-batches of the replay's size, to the log end,
+  its commits carrying the views only, as ``floor_views_from_log``'s does. Its
+  de-duplication keeps every id in a RocksDB checkpoint, as a lane's does, so it could
+  go on live where it stopped: the floor of a replay that must (issue 32 item 5's "the
+  views floor's replay"), where ``floor_views_from_log`` is the floor of a recompute.
 
-The replay and the views floor are timed three ways, since a single pair differs by
-10-15 % here from run to run:
+The replay and the two views floors are timed three ways, since a single pair differs
+by 10-15 % here from run to run:
 
 * ``_fresh``: each in a process of its own, as a user runs either (``lk kappa
   reprocess`` starts a JVM): a JVM that has run none of it, its start not timed;
-* first in this JVM (no suffix): the replay, then the floor, after the batch runs (so
-  the floor finds shared code warm that the replay had to warm: kept to compare with
+* first in this JVM (no suffix): the replay, then the floors, after the batch runs (so
+  the floors find shared code warm that the replay had to warm: kept to compare with
   earlier runs);
-* ``_warm``: then ``WARM_PAIRS`` pairs in alternating order; each contender's median,
-  and the median of the pairs' ratios (each ratio taken within its pair).
+* ``_warm``: then ``WARM_PAIRS`` rounds, each contender first in one of them; each
+  contender's median, and the median of the rounds' ratios (each taken within its
+  round).
 
 Run: ``python -m benchmarks.recompute_vs_replay [--sizes 1000000 5000000] [--output F]``.
 Several sizes run one after the other, each in a fresh process (one JVM with a 2 GB driver
@@ -59,8 +67,9 @@ from pyspark.sql import functions as F
 
 from batch_layer.bronze import first_copies
 from batch_layer.job import run_batch
+from compare.floor import processed_offsets, start_floor
 from config.settings import Settings
-from designs.kappa.reprocess import reprocess
+from designs.kappa.reprocess import replaying, reprocess
 from designs.platform import build
 from event_log.catalog import read_catalog, read_catalog_versions
 from event_log.decode import decode_events, valid_events
@@ -207,12 +216,41 @@ def floor_once(spark: SparkSession, settings: Settings, label: str) -> dict[str,
     return {"floor_views_from_log": seconds}
 
 
-#: The two contenders of issue 32 item 5, each timed by one call.
+def stream_floor_once(spark: SparkSession, settings: Settings, label: str) -> dict[str, float]:
+    """The streaming views floor from offset 0 to the log end, in the replay's micro-batches.
+
+    Its storage is its own per call (``stream_floor_<label>``), so each starts from an
+    empty checkpoint, as a new Kappa version does.
+    """
+    ends = end_offsets(settings, settings.kafka.events_topic)
+    root = f"{settings.storage.root}/stream_floor_{label}"
+    replay = replaying(settings, ends)
+    replay = replay.model_copy(
+        update={
+            "storage": settings.storage.model_copy(update={"root": root}),
+            "stream": replay.stream.model_copy(update={"trigger_interval": "0 seconds"}),
+        }
+    )
+    started = time.perf_counter()
+    registry = build(settings).registry
+    query, _ = start_floor(spark, replay, views=registry, deduplicate=True, keep_events=False)
+    try:
+        while any(processed_offsets(query).get(p, 0) < end for p, end in ends.items()):
+            if (error := query.exception()) is not None:
+                raise RuntimeError(f"the streaming views floor failed: {error}")
+            time.sleep(0.05)
+    finally:
+        query.stop()
+    return {"stream_floor_replay": time.perf_counter() - started}
+
+
+#: The contenders of issue 32 item 5, each timed by one call.
 CONTENDERS: dict[str, Callable[[SparkSession, Settings, str], dict[str, float]]] = {
     "floor": floor_once,
+    "stream_floor": stream_floor_once,
     "replay": replay_once,
 }
-#: Warm pairs of the two, in alternating order, after a first round in the same JVM.
+#: Warm rounds of the three after a first round in the same JVM, each led by another.
 WARM_PAIRS = 3
 
 
@@ -268,8 +306,10 @@ def run_size(
             ran = fresh(name, settings.kafka.bootstrap_servers, suffix, workdir)
             results |= {f"{key}_fresh": seconds for key, seconds in ran.items()}
         results |= replay_once(spark, settings, "first") | floor_once(spark, settings, "first")
+        results |= stream_floor_once(spark, settings, "first")
+        names = list(CONTENDERS)
         for i in range(WARM_PAIRS):
-            order = ("floor", "replay") if i % 2 == 0 else ("replay", "floor")
+            order = names[i % len(names) :] + names[: i % len(names)]
             pair: dict[str, Any] = {"order": ", ".join(order)}
             for name in order:
                 pair |= CONTENDERS[name](spark, settings, f"warm{i}")
@@ -297,10 +337,10 @@ def run_size(
 def ratios(seconds: dict[str, float], pairs: list[dict[str, Any]]) -> dict[str, float]:
     """The ratios the issues ask for (replay ratios only when the replay ran).
 
-    Issue 32 item 5 asks for the replay's throughput against the views floor's
-    (``replay_throughput_vs_views_floor``, the floor's time over the replay's: 1.0 is as
-    fast as the floor): each in a JVM of its own (``_fresh``), both first in this JVM,
-    and warm, the median of the warm pairs' ratios (each taken within its pair).
+    Issue 32 item 5 asks for the replay's throughput against the views floor's, the
+    floor's time over the replay's (1.0 is as fast as the floor), against each floor
+    (:data:`FLOORS`): each in a JVM of its own (``_fresh``), first in this JVM, and
+    warm, the median of the warm rounds' ratios (each taken within its round).
     """
     result = {
         "batch_from_bronze_vs_floor": round(
@@ -328,14 +368,24 @@ def ratios(seconds: dict[str, float], pairs: list[dict[str, Any]]) -> dict[str, 
                 seconds["ceiling_read_decode"] / replay, 2
             ),
         }
-        for suffix in ("_fresh", ""):
-            result[f"replay_throughput_vs_views_floor{suffix}"] = round(
-                seconds[f"floor_views_from_log{suffix}"] / seconds[f"kappa_replay{suffix}"], 2
-            )
-        result["replay_throughput_vs_views_floor_warm"] = round(
-            statistics.median(p["floor_views_from_log"] / p["kappa_replay"] for p in pairs), 2
-        )
+        for floor, name in FLOORS.items():
+            for suffix in ("_fresh", ""):
+                if f"{floor}{suffix}" in seconds:
+                    result[f"{name}{suffix}"] = round(
+                        seconds[f"{floor}{suffix}"] / seconds[f"kappa_replay{suffix}"], 2
+                    )
+            if pairs and floor in pairs[0]:
+                result[f"{name}_warm"] = round(
+                    statistics.median(p[floor] / p["kappa_replay"] for p in pairs), 2
+                )
     return result
+
+
+#: Each views floor's key, and the name of the replay's throughput ratio against it.
+FLOORS = {
+    "floor_views_from_log": "replay_throughput_vs_views_floor",
+    "stream_floor_replay": "replay_throughput_vs_stream_views_floor",
+}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -343,9 +393,10 @@ def table(rows: list[dict[str, Any]]) -> str:
         "| events | batch from log s | batch from bronze s | floor (revenue only) s | "
         "read+decode s | kappa replay s (fresh / first / warm) | views floor s "
         "(fresh / first / warm) | replay throughput vs views floor (fresh / first / warm) | "
-        "kappa reprocess s, fresh (gate, switch) | replay/batch-from-log, fresh | "
-        "replay vs ceiling |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "streaming views floor s (fresh / first / warm) | replay throughput vs streaming "
+        "views floor (fresh / first / warm) | kappa reprocess s, fresh (gate, switch) | "
+        "replay/batch-from-log, fresh | replay vs ceiling |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         s: dict[str, Any] = defaultdict(lambda: "-", r["seconds"])
@@ -354,14 +405,19 @@ def table(rows: list[dict[str, Any]]) -> str:
         replay = " / ".join(str(s[f"kappa_replay{w}"]) for w in ways)
         floor = " / ".join(str(s[f"floor_views_from_log{w}"]) for w in ways)
         ratio = " / ".join(str(q[f"replay_throughput_vs_views_floor{w}"]) for w in ways)
+        stream = " / ".join(str(s[f"stream_floor_replay{w}"]) for w in ways)
+        stream_ratio = " / ".join(
+            str(q[f"replay_throughput_vs_stream_views_floor{w}"]) for w in ways
+        )
         reprocess = (
             f"{s['kappa_reprocess_fresh']} ({s['kappa_gate_fresh']}, {s['kappa_switch_fresh']})"
         )
         lines.append(
             f"| {r['events']:,} | {s['lambda_batch_from_log']} | {s['lambda_batch_from_bronze']} "
             f"| {s['floor_revenue_only']} | {s['ceiling_read_decode']} | {replay} | {floor} "
-            f"| {ratio} | {reprocess} | {q['kappa_replay_vs_batch_from_log']} | "
-            f"{q['replay_throughput_vs_read_decode_ceiling']} |"
+            f"| {ratio} | {stream} | {stream_ratio} | {reprocess} "
+            f"| {q['kappa_replay_vs_batch_from_log']} "
+            f"| {q['replay_throughput_vs_read_decode_ceiling']} |"
         )
     return "\n".join(lines)
 

@@ -37,14 +37,17 @@ from views.registry import ViewRegistry
 OnCommit = Callable[[DataFrame, int, float], None]
 
 
-def _with_views(batch: DataFrame, registry: ViewRegistry, ctx: ViewContext) -> DataFrame:
+def _with_views(
+    batch: DataFrame, registry: ViewRegistry, ctx: ViewContext, *, keep_events: bool = True
+) -> DataFrame:
     """The micro-batch's events and each view's contribution over them, as one frame.
 
-    Laid out as a lane's log is (:mod:`speed_layer.lane_log`): a ``part`` per kind, each
-    in a struct column of its own, each part in one task (one file).
+    The events only with ``keep_events``. Laid out as a lane's log is
+    (:mod:`speed_layer.lane_log`): a ``part`` per kind, each in a struct column of its
+    own, each part in one task (one file).
     """
     events = batch.select(*event_columns(registry.contract))
-    pieces = [lane_log.rows("events", batch)]
+    pieces = [lane_log.rows("events", batch)] if keep_events else []
     pieces += [lane_log.rows(view.name, view.compute(events, ctx)) for view in registry]
     return lane_log.one_frame(pieces)
 
@@ -55,6 +58,7 @@ def start_floor(
     on_commit: OnCommit | None = None,
     views: ViewRegistry | None = None,
     deduplicate: bool = False,
+    keep_events: bool = True,
 ) -> tuple[StreamingQuery, list[tuple[float, float]]]:
     """Start the floor query; returns it and the list its micro-batches go to.
 
@@ -63,8 +67,10 @@ def start_floor(
     views whose contributions the same commit carries (the module docstring).
     ``deduplicate``: copies of an event id count once however far apart (Spark's
     ``dropDuplicates`` over every id read, the state the contract requires of any
-    design), so the floor does what correctness requires before the views. Each
-    micro-batch is noted as ``(committed at, seconds it took)``.
+    design), so the floor does what correctness requires before the views. Without
+    ``keep_events``, a commit with views carries only them (the floor of a replay, whose
+    views need no event kept). Each micro-batch is noted as ``(committed at, seconds
+    it took)``.
     """
     table = f"{settings.storage.uri()}/floor_events"
     durations: list[tuple[float, float]] = []
@@ -82,7 +88,7 @@ def start_floor(
         if views is None:
             writer = batch.write
         else:
-            frame = _with_views(batch, views, ctx)
+            frame = _with_views(batch, views, ctx, keep_events=keep_events)
             writer = frame.write.partitionBy(PART).option("mergeSchema", "true")
         (
             writer.format("delta")

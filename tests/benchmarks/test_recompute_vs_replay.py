@@ -1,4 +1,4 @@
-"""The replay benchmark's ratios: fresh and first within their rounds, warm by its pairs."""
+"""The replay benchmark's ratios: fresh and first within their rounds, warm by its rounds."""
 
 from __future__ import annotations
 
@@ -50,3 +50,21 @@ def test_without_a_replay_only_the_batch_and_floor_ratios_are_given():
         "batch_from_bronze_vs_floor": 10.0,
         "views_floor_throughput_vs_read_decode_ceiling": 0.25,
     }
+
+
+def test_the_replay_is_held_against_the_streaming_views_floor_in_each_way_it_ran():
+    seconds = SECONDS | {"stream_floor_replay_fresh": 36.0, "stream_floor_replay": 20.0}
+    rounds = [
+        {"floor_views_from_log": 15.0, "stream_floor_replay": 18.0, "kappa_replay": 20.0},
+        {"stream_floor_replay": 19.0, "kappa_replay": 19.0, "floor_views_from_log": 16.0},
+        {"kappa_replay": 18.0, "floor_views_from_log": 14.0, "stream_floor_replay": 17.1},
+    ]
+
+    result = ratios(seconds, rounds)
+
+    # the rounds' ratios to the streaming floor are 0.9, 1.0 and 0.95; to the batch floor
+    # 0.75, 0.84 and 0.78
+    assert result["replay_throughput_vs_stream_views_floor_warm"] == 0.95
+    assert result["replay_throughput_vs_stream_views_floor_fresh"] == 0.9
+    assert result["replay_throughput_vs_stream_views_floor"] == 0.8
+    assert result["replay_throughput_vs_views_floor_warm"] == 0.78
