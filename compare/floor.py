@@ -28,6 +28,7 @@ from event_log.catalog import read_catalog, read_catalog_versions
 from event_log.decode import decode_events, event_columns
 from event_log.kafka_source import read_stream
 from event_log.topics import end_offsets
+from lake.kept import kept, released
 from lake.source import PART
 from speed_layer import lane_log
 from speed_layer.spark_progress import source_offsets
@@ -84,24 +85,33 @@ def start_floor(
 
     def append(batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
-        batch = batch.persist()
-        if views is None:
-            writer = batch.write
-        else:
-            frame = _with_views(batch, views, ctx, keep_events=keep_events)
-            writer = frame.write.partitionBy(PART).option("mergeSchema", "true")
-        (
-            writer.format("delta")
-            .mode("append")
-            .option("txnAppId", "floor")
-            .option("txnVersion", batch_id)
-            .save(table)
-        )
-        committed = time.time()
-        durations.append((committed, time.perf_counter() - started))
-        if on_commit is not None:
-            on_commit(batch, batch_id, committed)
-        batch.unpersist()
+        # With views, every view reads the micro-batch in one union, and a persisted batch
+        # served only one branch from its cache: each other view ran the micro-batch's
+        # de-duplication again (a 1M replay took 38-41 s instead of 20 s). Kept rows are
+        # read as they are by every branch.
+        batch = batch.persist() if views is None else kept(batch)
+        try:
+            if views is None:
+                writer = batch.write
+            else:
+                frame = _with_views(batch, views, ctx, keep_events=keep_events)
+                writer = frame.write.partitionBy(PART).option("mergeSchema", "true")
+            (
+                writer.format("delta")
+                .mode("append")
+                .option("txnAppId", "floor")
+                .option("txnVersion", batch_id)
+                .save(table)
+            )
+            committed = time.time()
+            durations.append((committed, time.perf_counter() - started))
+            if on_commit is not None:
+                on_commit(batch, batch_id, committed)
+        finally:
+            if views is None:
+                batch.unpersist()
+            else:
+                released(batch)
 
     valid = decode_events(read_stream(spark, settings, settings.kafka.events_topic)).where(
         F.col("reason").isNull()

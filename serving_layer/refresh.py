@@ -37,6 +37,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from config.settings import Settings
+from lake.kept import kept, released
 from lake.source import ServingSource, StateTable, ViewNotReadyError
 from lake.storage import commit_stamp, delta_version
 from serving_layer.snapshot import ViewSnapshot
@@ -84,23 +85,6 @@ class ServedState:
 
 MAX_APPENDED = 32
 """Files a reload merges onto a view's kept state before it reads the whole part again."""
-
-
-def kept(frame: DataFrame) -> DataFrame:
-    """``frame`` computed now and kept in the session, planned as the rows it holds.
-
-    A local checkpoint: the rows stay in the session's block store (memory, then local
-    disk), and the frame's plan is one node over them, whatever it was computed from. So a
-    state merged onto the state kept before it does not plan over that one (cached
-    results planned one over the other kept the serving JVM in full garbage collections
-    within an hour), and none of the files it was read from is read again.
-    """
-    return frame.localCheckpoint(eager=True)
-
-
-def released(frame: DataFrame) -> None:
-    """Free the rows :func:`kept` holds for ``frame``."""
-    frame._jdf.logicalPlan().rdd().unpersist(False)
 
 
 @dataclass(frozen=True)

@@ -54,3 +54,31 @@ def test_the_views_floor_drops_re_sends_as_the_contract_requires(spark, topic_se
     table = f"{topic_settings.storage.uri()}/floor_events"
     events = spark.read.format("delta").load(table).where(F.col("part") == "events")
     assert events.count() == len(distinct)
+
+
+def test_the_replay_floor_de_duplicates_each_micro_batch_once_and_keeps_no_events(
+    spark, topic_settings: Settings
+):
+    """Every view reads the micro-batch: its de-duplication still runs once, not once a view."""
+    produce_spec(
+        topic_settings,
+        WorkloadSpec(events=400, seed=7, users=10, products=5, duplicate_fraction=0.1),
+    )
+    valid, _ = decode(consume_all(topic_settings, topic_settings.kafka.events_topic))
+    distinct = dedup(valid)
+    registry = default_registry()
+
+    query, _ = start_floor(
+        spark, topic_settings, views=registry, deduplicate=True, keep_events=False
+    )
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+
+    table = f"{topic_settings.storage.uri()}/floor_events"
+    assert set(files_added_per_part(spark, table)) == {v.name for v in registry}
+    # the state's writes over every run of its plan: one per distinct id, or ten times as
+    # many when each view computed the micro-batch again
+    updated = sum(p["stateOperators"][0]["numRowsUpdated"] for p in query.recentProgress)
+    assert updated == len(distinct)

@@ -9,10 +9,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from config.settings import load_settings
+from lake.kept import released
 from lake.source import PART, ServingSource, StateTable
 from lake.storage import SAME_ANSWERS, delta_version
-from serving_layer import refresh
 from serving_layer.refresh import Refresher, load_snapshot
+from tests.support.cache import holds
 from views.base import View
 from views.registry import ViewRegistry
 
@@ -87,7 +88,7 @@ def test_appends_are_merged_onto_the_kept_base_and_serve_what_a_full_read_serves
     assert _rows(again) == [("a", 3), ("b", 3), ("c", 6)]
     assert last is not None and last.version == fourth
     for held in (base, after, last):
-        refresh.released(held.merged)
+        released(held.merged)
 
 
 def test_a_kept_base_needs_none_of_the_files_it_was_read_from(spark, tmp_path: Path):
@@ -105,13 +106,7 @@ def test_a_kept_base_needs_none_of_the_files_it_was_read_from(spark, tmp_path: P
     assert sorted(tuple(r) for r in after.merged.collect()) == [("a", 6), ("b", 2)]
     assert sorted(tuple(r) for r in base.merged.collect()) == [("a", 1), ("b", 2)]
     for held in (base, after):
-        refresh.released(held.merged)
-
-
-def _holds(spark: SparkSession, frame: DataFrame) -> bool:
-    """Whether the session still holds the rows :func:`refresh.kept` kept for ``frame``."""
-    rdd = frame._jdf.logicalPlan().rdd()
-    return spark.sparkContext._jsc.sc().getPersistentRDDs().contains(rdd.id())
+        released(held.merged)
 
 
 def test_a_base_older_than_half_the_retention_is_read_whole_again(spark, tmp_path: Path):
@@ -128,7 +123,7 @@ def test_a_base_older_than_half_the_retention_is_read_whole_again(spark, tmp_pat
     assert _rows(reread) == [("a", 2)]
     assert whole is not None and base.appended_since(spark, table, second, 0) is None
     for held in (base, merged, whole):
-        refresh.released(held.merged)
+        released(held.merged)
 
 
 def test_a_table_written_once_is_read_whole_with_no_base_kept(spark, tmp_path: Path):
@@ -139,13 +134,6 @@ def test_a_table_written_once_is_read_whole_with_no_base_kept(spark, tmp_path: P
     snapshot, base = load_snapshot(spark, COUNTS, once, version)
 
     assert _rows(snapshot) == [("a", 3)] and base is None
-
-
-def test_released_rows_leave_the_session(spark):
-    frame = refresh.kept(spark.createDataFrame([("a", 1)], "key string, n long"))
-    assert _holds(spark, frame)
-    refresh.released(frame)
-    assert not _holds(spark, frame)
 
 
 def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tmp_path: Path):
@@ -162,7 +150,7 @@ def test_a_commit_to_another_part_keeps_the_rows_and_moves_the_version(spark, tm
     # the same with no snapshot to keep (the view was not served): the base alone
     fresh, again = load_snapshot(spark, COUNTS, table, other, base=base)
     assert _rows(fresh) == [("a", 1)] and again is not None and again.merged is base.merged
-    refresh.released(base.merged)
+    released(base.merged)
 
 
 def test_a_compaction_noted_same_answers_is_passed_over(spark, tmp_path: Path):
@@ -188,7 +176,7 @@ def test_a_compaction_noted_same_answers_is_passed_over(spark, tmp_path: Path):
     assert _rows(merged) == [("a", 3), ("b", 1)]
     assert after is not None and after.version == compacted, "merged onto the base, no whole read"
     for held in (base, after):
-        refresh.released(held.merged)
+        released(held.merged)
 
 
 def test_a_compaction_of_the_view_reads_it_whole_into_a_new_base(spark, tmp_path: Path):
@@ -210,7 +198,7 @@ def test_a_compaction_of_the_view_reads_it_whole_into_a_new_base(spark, tmp_path
     assert _rows(reloaded) == [("a", 3), ("b", 1)]
     assert after is not None and after.version == compacted and after.merged is not base.merged
     for held in (base, after):
-        refresh.released(held.merged)
+        released(held.merged)
 
 
 @pytest.mark.parametrize("merge_appends", [True, False])
@@ -243,14 +231,14 @@ def test_the_refresher_serves_each_commit_and_keeps_a_base_between_rewrites(
     after = refresher._bases.get("counts")
     if merge_appends:
         assert first_base is not None and first_base.version == first
-        assert not _holds(spark, first_base.merged), "each reload's base replaced it"
+        assert not holds(spark, first_base.merged), "each reload's base replaced it"
         assert after is not None and after.version == first + 3, "the last reload's state"
     else:
         assert first_base is None and after is None
     refresher.stop()
     assert not refresher._bases
     if after is not None:
-        assert not _holds(spark, after.merged)
+        assert not holds(spark, after.merged)
 
 
 def test_a_base_that_lost_its_rows_fails_one_reload_and_the_next_reads_the_view_whole(
@@ -269,7 +257,7 @@ def test_a_base_that_lost_its_rows_fails_one_reload_and_the_next_reads_the_view_
     )
     refresher.ask("counts")
     refresher.refresh()
-    refresh.released(refresher._bases["counts"].merged)  # its rows gone from the session
+    released(refresher._bases["counts"].merged)  # its rows gone from the session
     _write(spark, path, STATE, [("a", 2)])
 
     with pytest.raises(Exception, match=r"(?i)checkpoint"):

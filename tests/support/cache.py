@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 DELTA_STATE = "Delta Table State"  # Delta caches each table's log state itself
 
@@ -15,3 +15,9 @@ def cached_rdds(spark: SparkSession) -> set[int]:
         for rdd_id in cached.keySet().toArray()
         if not (cached.get(rdd_id).name() or "").startswith(DELTA_STATE)
     }
+
+
+def holds(spark: SparkSession, frame: DataFrame) -> bool:
+    """Whether the session still holds the rows :func:`lake.kept.kept` kept for ``frame``."""
+    rdd = frame._jdf.logicalPlan().rdd()
+    return spark.sparkContext._jsc.sc().getPersistentRDDs().contains(rdd.id())
