@@ -368,15 +368,15 @@ def ratios(seconds: dict[str, float], pairs: list[dict[str, Any]]) -> dict[str, 
                 seconds["ceiling_read_decode"] / replay, 2
             ),
         }
-        for floor, name in FLOORS.items():
+        for bound, name in FLOORS.items():
             for suffix in ("_fresh", ""):
-                if f"{floor}{suffix}" in seconds:
+                if f"{bound}{suffix}" in seconds:
                     result[f"{name}{suffix}"] = round(
-                        seconds[f"{floor}{suffix}"] / seconds[f"kappa_replay{suffix}"], 2
+                        seconds[f"{bound}{suffix}"] / seconds[f"kappa_replay{suffix}"], 2
                     )
-            if pairs and floor in pairs[0]:
+            if pairs and bound in pairs[0]:
                 result[f"{name}_warm"] = round(
-                    statistics.median(p[floor] / p["kappa_replay"] for p in pairs), 2
+                    statistics.median(p[bound] / p["kappa_replay"] for p in pairs), 2
                 )
     return result
 
