@@ -44,7 +44,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.recompute_vs_replay import capped, isolated, load_topic, records_file, spec_for
-from compare.floor import processed_offsets, start_floor
+from compare.floor import run_to, start_floor
 from config.settings import Settings
 from designs.lambda_arch.epochs import run_speed
 from designs.platform import build
@@ -182,12 +182,7 @@ def profile_floor(
 
     target = end_offsets(settings, settings.kafka.events_topic)
     query, durations = start_floor(spark, settings, record, default_registry() if views else None)
-    try:
-        while any(processed_offsets(query).get(p, 0) < o for p, o in target.items()):
-            if query.awaitTermination(0.5):  # type: ignore[arg-type]  # float s (pyspark: int)
-                break  # ended by itself: raise what ended it, if anything
-    finally:
-        query.stop()
+    run_to(query, target)
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -38,7 +38,7 @@ by 10-15 % here from run to run:
 * first in this JVM (no suffix): the replay, then the floors, after the batch runs (so
   the floors find shared code warm that the replay had to warm: kept to compare with
   earlier runs);
-* ``_warm``: then ``WARM_PAIRS`` rounds, each contender first in one of them; each
+* ``_warm``: then ``WARM_ROUNDS`` rounds, each contender first in one of them; each
   contender's median, and the median of the rounds' ratios (each taken within its
   round).
 
@@ -67,7 +67,7 @@ from pyspark.sql import functions as F
 
 from batch_layer.bronze import first_copies
 from batch_layer.job import run_batch
-from compare.floor import processed_offsets, start_floor
+from compare.floor import run_to, start_floor
 from config.settings import Settings
 from designs.kappa.reprocess import replaying, reprocess
 from designs.platform import build
@@ -224,23 +224,16 @@ def stream_floor_once(spark: SparkSession, settings: Settings, label: str) -> di
     """
     ends = end_offsets(settings, settings.kafka.events_topic)
     root = f"{settings.storage.root}/stream_floor_{label}"
-    replay = replaying(settings, ends)
-    replay = replay.model_copy(
+    split = replaying(settings, ends)
+    own = split.model_copy(
         update={
             "storage": settings.storage.model_copy(update={"root": root}),
-            "stream": replay.stream.model_copy(update={"trigger_interval": "0 seconds"}),
+            "stream": split.stream.model_copy(update={"trigger_interval": "0 seconds"}),
         }
     )
     started = time.perf_counter()
     registry = build(settings).registry
-    query, _ = start_floor(spark, replay, views=registry, deduplicate=True, keep_events=False)
-    try:
-        while any(processed_offsets(query).get(p, 0) < end for p, end in ends.items()):
-            if (error := query.exception()) is not None:
-                raise RuntimeError(f"the streaming views floor failed: {error}")
-            time.sleep(0.05)
-    finally:
-        query.stop()
+    run_to(start_floor(spark, own, views=registry, deduplicate=True, keep_events=False)[0], ends)
     return {"stream_floor_replay": time.perf_counter() - started}
 
 
@@ -251,7 +244,7 @@ CONTENDERS: dict[str, Callable[[SparkSession, Settings, str], dict[str, float]]]
     "replay": replay_once,
 }
 #: Warm rounds of the three after a first round in the same JVM, each led by another.
-WARM_PAIRS = 3
+WARM_ROUNDS = 3
 
 
 def fresh(contender: str, bootstrap: str, label: str, workdir: Path) -> dict[str, float]:
@@ -305,10 +298,10 @@ def run_size(
         for name in CONTENDERS:  # each in a JVM of its own
             ran = fresh(name, settings.kafka.bootstrap_servers, suffix, workdir)
             results |= {f"{key}_fresh": seconds for key, seconds in ran.items()}
-        results |= replay_once(spark, settings, "first") | floor_once(spark, settings, "first")
-        results |= stream_floor_once(spark, settings, "first")
+        for name in ("replay", "floor", "stream_floor"):  # the replay first, as before
+            results |= CONTENDERS[name](spark, settings, "first")
         names = list(CONTENDERS)
-        for i in range(WARM_PAIRS):
+        for i in range(WARM_ROUNDS):
             order = names[i % len(names) :] + names[: i % len(names)]
             pair: dict[str, Any] = {"order": ", ".join(order)}
             for name in order:

@@ -134,3 +134,23 @@ def processed_offsets(query: StreamingQuery) -> dict[int, int]:
         return {}
     end = source_offsets(progress["sources"][0].get("endOffset"))
     return {int(p): int(o) for topic in end.values() for p, o in topic.items()}
+
+
+def reached(query: StreamingQuery, ends: dict[int, int]) -> bool:
+    """Whether the query's last micro-batch read every partition up to ``ends``."""
+    done = processed_offsets(query)
+    return all(done.get(p, 0) >= end for p, end in ends.items())
+
+
+def run_to(query: StreamingQuery, ends: dict[int, int], poll_s: float = 0.05) -> None:
+    """Wait until ``query`` has read up to ``ends``, then stop it.
+
+    A query that fails on the way raises its failure here (``awaitTermination``); one
+    that ends by itself ends the wait.
+    """
+    try:
+        while not reached(query, ends):
+            if query.awaitTermination(poll_s):  # type: ignore[arg-type]  # float s (pyspark: int)
+                break
+    finally:
+        query.stop()

@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from compare.design import live_plan, say
-from compare.floor import processed_offsets, start_floor
+from compare.floor import reached, start_floor
 from compare.metrics import freshness
 from compare.options import CompareOptions
 from compare.steadiness import state_horizons, steadiness
@@ -60,7 +60,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     try:
         history = end_offsets(settings, settings.kafka.events_topic)
         started = time.perf_counter()
-        _wait(lambda: _reached(processed_offsets(query), history))
+        _wait(lambda: reached(query, history))
         say("history", message=f"floor read the history in {time.perf_counter() - started:.1f} s")
         durations.clear()
         plan = live_plan(settings, opts, job["seed"])
@@ -86,10 +86,6 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     fresh = result["freshness"]["processing_time_s"] or {}
     say("freshness", message=f"floor: ack -> committed p50 {fresh.get('p50')} s")
     return result
-
-
-def _reached(done: dict[int, int], ends: dict[int, int]) -> bool:
-    return all(done.get(p, 0) >= end for p, end in ends.items() if end)
 
 
 def _wait(until: Callable[[], bool]) -> None:
