@@ -153,6 +153,13 @@ class SparkSettings(_Section):
         "concurrent marking and write barriers a live lane's median micro-batch was 16-35% "
         "longer here (docs/benchmarks.md)",
     )
+    scheduler_pools: bool = Field(
+        True,
+        description="Spark's fair scheduler, a live lane's and serving's jobs in a pool of "
+        "their own served first (lake/pools.py): where one driver also runs a recompute "
+        "(lk compare's nightly batch run), it no longer holds every core while micro-batches "
+        "wait; off: Spark's FIFO scheduler",
+    )
     driver_java_options: list[str] = Field(
         default_factory=list,
         description="extra driver JVM flags (JIT, GC), after the platform's own",

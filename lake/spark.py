@@ -22,6 +22,7 @@ from config.settings import Settings
 from infra.jars import spark_jars
 from infra.object_store import credentials
 from lake.jvm import jvm
+from lake.pools import ALLOCATION_FILE
 
 # Python-side timestamps (``collect()``, ``toPandas()``) follow the process time zone;
 # the platform is UTC end to end.
@@ -148,6 +149,11 @@ def session_conf(settings: Settings, dump_classes_to: Path | None = None) -> dic
         "spark.databricks.delta.autoCompact.enabled": "false",
         "spark.sql.warehouse.dir": f"{settings.storage.uri()}/_warehouse",
     }
+    if spark.scheduler_pools:
+        conf |= {
+            "spark.scheduler.mode": "FAIR",
+            "spark.scheduler.allocation.file": str(ALLOCATION_FILE),
+        }
     if _on_loopback(spark.master):
         conf |= {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
     if spark.is_cluster():

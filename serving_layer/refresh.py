@@ -38,6 +38,7 @@ from pyspark.sql.types import StructType
 
 from config.settings import Settings
 from lake.kept import kept, released
+from lake.pools import LIVE, in_pool
 from lake.source import ServingSource, StateTable, ViewNotReadyError
 from lake.storage import commit_stamp, delta_version
 from serving_layer.snapshot import ViewSnapshot
@@ -422,16 +423,17 @@ class Refresher:
 
         def load(job: tuple[View, StateTable, int]) -> Loaded:
             view, table, version = job
-            return load_snapshot(
-                self.spark,
-                view,
-                table,
-                version,
-                base=self._bases.get(view.name),
-                previous=current.get(view.name),
-                cache_base=self.settings.serving.merge_appends,
-                max_age=self.settings.stream.log_retention.total_seconds() / 2,
-            )
+            with in_pool(self.spark, LIVE):  # on the threads of the pool below too
+                return load_snapshot(
+                    self.spark,
+                    view,
+                    table,
+                    version,
+                    base=self._bases.get(view.name),
+                    previous=current.get(view.name),
+                    cache_base=self.settings.serving.merge_appends,
+                    max_age=self.settings.stream.log_retention.total_seconds() / 2,
+                )
 
         def attempt(job: tuple[View, StateTable, int]) -> Loaded | BaseException:
             try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
@@ -20,6 +21,7 @@ from config.errors import LkError
 from config.settings import Settings
 from event_log.kafka_source import log_unreachable
 from event_log.topics import end_offsets, start_offsets
+from lake.pools import LIVE, in_pool
 from speed_layer.checkpoint import caught_up, last_committed, planned_offsets
 from speed_layer.epoch import Epoch
 from speed_layer.lane import Lane
@@ -136,6 +138,9 @@ def run_lane(
     A lane whose log goes out of reach (a broker restarting, a leader moving) restarts
     from its checkpoint, backing off, for up to ``stream.log_outage``: what it had
     committed stays committed, and the micro-batch it was in runs again, as after a crash.
+
+    A live lane (not catching up) runs in the scheduler's live pool (:mod:`lake.pools`),
+    ahead of a recompute sharing its driver.
     """
     started = time.perf_counter()
     poll_s = min(poll_s, CATCH_UP_POLL_S) if until_caught_up else poll_s
@@ -144,64 +149,65 @@ def run_lane(
     tally = Tally(spark, lane, on_progress)
     outage = Outage(settings.stream.log_outage.total_seconds())
     bug_restarts = 0
-    while True:
-        query: StreamingQuery | None = None
-        processor: MicroBatchProcessor | None = None
-        try:
-            lane = tally.lane = recover(spark, lane)
-            check_retained(spark, settings, lane)
-            processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
-            processor.follow_epoch()
-            query = start_lane(spark, settings, lane, processor, catching_up=until_caught_up)
-            first = True  # a lane resumed caught up runs no micro-batch to report
-            while query.isActive:
-                query.awaitTermination(poll_s)  # type: ignore[arg-type]  # float s, as above
+    with nullcontext() if until_caught_up else in_pool(spark, LIVE):
+        while True:
+            query: StreamingQuery | None = None
+            processor: MicroBatchProcessor | None = None
+            try:
+                lane = tally.lane = recover(spark, lane)
+                check_retained(spark, settings, lane)
+                processor = MicroBatchProcessor(spark, settings, lane, registry, epoch)
                 processor.follow_epoch()
-                reported = tally.record(query, processor.timings)
-                # the checkpoint is read at the first poll, then once per micro-batch
-                # reported (Spark reports one after its commit), not at every poll
-                look = until_caught_up and (first or reported)
-                first = False
-                if look and caught_up(spark, lane, target):
-                    log.info("lane %s caught up with %s", lane.name, target)
-                    _await_progress(query, last_committed(spark, lane))
-                    tally.record(query, processor.timings)
-                    break
-            else:
-                log.info("lane %s: the query ended by itself", lane.name)
-                query.awaitTermination()  # raise what ended it, if anything
-            break
-        except KeyboardInterrupt:
-            log.info("stopping lane %s", lane.name)
-            break
-        except EventsLostError:
-            raise
-        except Exception as error:
-            headline = str(error).splitlines()[0] if str(error) else type(error).__name__
-            if bug_restarts < restarts and is_restart_metrics_bug(error):
-                bug_restarts += 1
-                log.warning(
-                    "lane %s: restarting after Spark's restart bug: %s", lane.name, headline
-                )
-                continue
-            if log_unreachable(error) and outage.goes_on(tally.batches):
-                tally.restarted(headline)
-                log.warning(
-                    "lane %s: %s (%s); restart %d in %.0f s",
-                    lane.name,
-                    LOG_AWAY,
-                    headline,
-                    outage.restarts,
-                    outage.backoff_s,
-                )
-                time.sleep(outage.backoff_s)
-                continue
-            raise LaneFailedError(lane.name, error) from error
-        finally:
-            if query is not None and query.isActive:
-                query.stop()
-            if processor is not None:
-                processor.close()
+                query = start_lane(spark, settings, lane, processor, catching_up=until_caught_up)
+                first = True  # a lane resumed caught up runs no micro-batch to report
+                while query.isActive:
+                    query.awaitTermination(poll_s)  # type: ignore[arg-type]  # float s, as above
+                    processor.follow_epoch()
+                    reported = tally.record(query, processor.timings)
+                    # the checkpoint is read at the first poll, then once per micro-batch
+                    # reported (Spark reports one after its commit), not at every poll
+                    look = until_caught_up and (first or reported)
+                    first = False
+                    if look and caught_up(spark, lane, target):
+                        log.info("lane %s caught up with %s", lane.name, target)
+                        _await_progress(query, last_committed(spark, lane))
+                        tally.record(query, processor.timings)
+                        break
+                else:
+                    log.info("lane %s: the query ended by itself", lane.name)
+                    query.awaitTermination()  # raise what ended it, if anything
+                break
+            except KeyboardInterrupt:
+                log.info("stopping lane %s", lane.name)
+                break
+            except EventsLostError:
+                raise
+            except Exception as error:
+                headline = str(error).splitlines()[0] if str(error) else type(error).__name__
+                if bug_restarts < restarts and is_restart_metrics_bug(error):
+                    bug_restarts += 1
+                    log.warning(
+                        "lane %s: restarting after Spark's restart bug: %s", lane.name, headline
+                    )
+                    continue
+                if log_unreachable(error) and outage.goes_on(tally.batches):
+                    tally.restarted(headline)
+                    log.warning(
+                        "lane %s: %s (%s); restart %d in %.0f s",
+                        lane.name,
+                        LOG_AWAY,
+                        headline,
+                        outage.restarts,
+                        outage.backoff_s,
+                    )
+                    time.sleep(outage.backoff_s)
+                    continue
+                raise LaneFailedError(lane.name, error) from error
+            finally:
+                if query is not None and query.isActive:
+                    query.stop()
+                if processor is not None:
+                    processor.close()
     return LaneRun(
         lane=lane.name,
         micro_batches=tally.batches,

@@ -68,3 +68,12 @@ def test_user_conf_still_wins_over_the_cluster_and_s3a_defaults():
     conf = session_conf(settings)
     assert conf["spark.hadoop.fs.s3a.path.style.access"] == "false"
     assert "spark.driver.host" not in conf  # a remote master must reach the driver elsewhere
+
+
+def test_the_fair_scheduler_and_its_pools_are_on_by_default_and_can_be_turned_off(tmp_path):
+    root = {"root": str(tmp_path)}
+    conf = session_conf(load_settings(storage=root, spark=JARS))
+    assert conf["spark.scheduler.mode"] == "FAIR"
+    assert conf["spark.scheduler.allocation.file"].endswith("lake/pools.xml")
+    off = session_conf(load_settings(storage=root, spark={**JARS, "scheduler_pools": False}))
+    assert "spark.scheduler.mode" not in off
