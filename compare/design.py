@@ -275,7 +275,11 @@ def live_figures(live: dict[str, Any], excluded: set[int], warmup_s: float) -> d
             "watch": seen.summary(),
         },
         "freshness": freshness(
-            probes, seen.probe_first_seen, excluded, schedule.started_at + warmup_s
+            probes,
+            seen.probe_first_seen,
+            excluded,
+            schedule.started_at + warmup_s,
+            halves_at=schedule.started_at + schedule.seconds_target / 2,  # Lambda's nightly
         )
         | {"warm_up_discarded_s": warmup_s},
     }

@@ -23,6 +23,7 @@ def freshness(
     first_seen: Mapping[int, float],
     excluded: set[int],
     warmup_until: float,
+    halves_at: float | None = None,
 ) -> dict[str, Any]:
     """Processing- and event-time latency of probes through the serving view.
 
@@ -31,8 +32,12 @@ def freshness(
         first_seen: user -> when the serving view first showed the probe's cart line.
         excluded: probe users the contract lets the design leave out as late.
         warmup_until: probes due before this (epoch s) are discarded as warm-up.
+        halves_at: also summarise the probes due before and from this moment (epoch s)
+            apart (``halves``): where Lambda starts its nightly batch run, so a reader
+            sees what the run and its handoff cost the live readers.
     """
     from_ack: list[float] = []
+    halves: dict[str, list[float]] = {"before": [], "from": []}
     from_due: list[float] = []
     event_time: list[float] = []
     negative = 0
@@ -54,6 +59,8 @@ def freshness(
                 negative += 1
             else:
                 values.append(seen - start)
+        if halves_at is not None and seen >= ack:
+            halves["before" if probe["due"] < halves_at else "from"].append(seen - ack)
         if probe.get("event_time") is not None:
             event_time.append(seen - probe["event_time"])
         # a probe on a file's own clock has no event-time latency (its time is the file's)
@@ -71,7 +78,17 @@ def freshness(
         "processing_time_from_due_s": summary(from_due),
         "event_time_s": summary(event_time),
         "timeline": sorted(timeline, key=lambda t: t[:2]),
-    }
+    } | (
+        {}
+        if halves_at is None
+        else {
+            "halves": {
+                "at": round(halves_at, 3),
+                "before": summary(halves["before"]),
+                "from": summary(halves["from"]),
+            }
+        }
+    )
 
 
 def windows_over_time(

@@ -25,6 +25,18 @@ METRICS: list[tuple[str, str, bool | None, Callable[[dict], float]]] = [
         True,
         lambda r: _get(r, "freshness", "processing_time_s", "p99"),
     ),
+    (
+        "freshness p99, live phase's first half",
+        "s",
+        True,
+        lambda r: _get(r, "freshness", "halves", "before", "p99"),
+    ),
+    (
+        "freshness p99, second half (Lambda's nightly run in it)",
+        "s",
+        True,
+        lambda r: _get(r, "freshness", "halves", "from", "p99"),
+    ),
     ("event-time latency p99", "s", True, lambda r: _get(r, "freshness", "event_time_s", "p99")),
     (
         "unexplained differences",

@@ -477,7 +477,8 @@ class Refresher:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                self.refresh()
+                with in_pool(self.spark, LIVE):  # a reader waits on it (lake.pools)
+                    self.refresh()
             except Exception as err:  # keep serving the last good snapshots
                 log.exception("serving refresh failed")
                 self._publish(replace(self._state, error=f"refresh failed: {err}"))

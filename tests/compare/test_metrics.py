@@ -61,6 +61,21 @@ def test_freshness_from_ack_due_and_event_time() -> None:
     assert fresh["event_time_s"]["max"] == pytest.approx(63.1)  # a probe 60 s late
 
 
+def test_freshness_halves_split_the_probes_at_the_moment_given() -> None:
+    probes = [
+        {"id": "1", "due": 100.0, "sent": 100.0, "acked": 100.0, "event_time": 100.0},
+        {"id": "2", "due": 101.0, "sent": 101.0, "acked": 101.0, "event_time": 101.0},
+        {"id": "3", "due": 110.0, "sent": 110.0, "acked": 110.0, "event_time": 110.0},
+        {"id": "4", "due": 111.0, "sent": 111.0, "acked": 111.0, "event_time": 111.0},
+    ]
+    seen = {1: 102.0, 2: 104.0, 3: 130.0, 4: 121.0}
+    fresh = freshness(probes, seen, excluded=set(), warmup_until=0.0, halves_at=110.0)
+    halves = fresh["halves"]
+    assert (halves["before"]["n"], halves["before"]["max"]) == (2, pytest.approx(3.0))
+    assert (halves["from"]["n"], halves["from"]["max"]) == (2, pytest.approx(20.0))
+    assert "halves" not in freshness(probes, seen, excluded=set(), warmup_until=0.0)
+
+
 def _purchase(user: int, minute: int, appended_s: float) -> Event:
     at = datetime(2026, 11, 1, 10, minute)
     return Event(f"p{user}-{minute}", "purchase", user, 1, 1, None, at, 0, 0, None,
