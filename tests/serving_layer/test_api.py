@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from lake.pools import LIVE
 from lake.source import ServingSource, StateTable
 from lake.storage import delta_version as table_version
 from oracle import consume_all
 from serving_layer.api import create_app
 from serving_layer.refresh import Refresher
+from tests.support.pools import last_job, stage_pools
 from tests.support.serving import passthrough_view, source_of
 from tests.support.workload import APPROX, oracle_views
 from views import default_registry
@@ -231,6 +233,19 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
         assert moved.headers["etag"] not in (tag, "")
         assert client.get("/health").json()["views"]["tiny"]["rows"] == 2
         assert client.get("/views/tiny?_hidden=7").status_code == 400
+
+
+def test_the_refresher_runs_its_reloads_in_the_live_pool(spark, served, tmp_path):
+    path = (tmp_path / "pooled").as_uri()
+    spark.createDataFrame([(1, "a")], "id long, label string").write.format("delta").save(path)
+    before = last_job(spark)
+    refresher = _tiny_refresher(spark, served, path)
+    refresher.start()
+    try:
+        assert refresher.wait_until_loaded(timeout=120)
+    finally:
+        refresher.stop()
+    assert stage_pools(spark, before) == {LIVE}
 
 
 def test_an_idle_view_is_reloaded_by_the_request_that_finds_it_behind(spark, served, tmp_path):
