@@ -15,7 +15,7 @@ from lake.storage import delta_version as table_version
 from oracle import consume_all
 from serving_layer.api import create_app
 from serving_layer.refresh import Refresher
-from tests.support.pools import last_job, stage_pools
+from tests.support.pools import last_stage, stage_pools
 from tests.support.serving import passthrough_view, source_of
 from tests.support.workload import APPROX, oracle_views
 from views import default_registry
@@ -238,7 +238,7 @@ def test_refresh_reloads_only_when_the_table_version_changes(spark, served, tmp_
 def test_the_refresher_runs_its_reloads_in_the_live_pool(spark, served, tmp_path):
     path = (tmp_path / "pooled").as_uri()
     spark.createDataFrame([(1, "a")], "id long, label string").write.format("delta").save(path)
-    before = last_job(spark)
+    before = last_stage(spark)
     refresher = _tiny_refresher(spark, served, path)
     refresher.start()
     try:

@@ -8,7 +8,7 @@ from designs.lambda_arch import run_speed
 from designs.platform import build
 from lake.pools import LIVE
 from tests.support.kafka import produce_spec
-from tests.support.pools import last_job, stage_pools
+from tests.support.pools import last_stage, stage_pools
 from workload.generator import WorkloadSpec
 
 pytestmark = pytest.mark.integration
@@ -23,7 +23,7 @@ def test_a_live_lane_runs_in_the_live_pool_and_a_catch_up_in_the_default_one(spa
         for query in spark.streams.active:  # the lane's loop sees its query ended, and returns
             query.stop()
 
-    before = last_job(spark)
+    before = last_stage(spark)
     live = run_speed(
         spark, topic_settings, registry, until_caught_up=False, on_progress=stop_after_the_first
     )
@@ -31,7 +31,7 @@ def test_a_live_lane_runs_in_the_live_pool_and_a_catch_up_in_the_default_one(spa
     assert stage_pools(spark, before) == {LIVE}
 
     produce_spec(topic_settings, SPEC, part=slice(200, None))
-    before = last_job(spark)
+    before = last_stage(spark)
     caught_up = run_speed(spark, topic_settings, registry, until_caught_up=True)
     assert caught_up.micro_batches >= 1
     assert stage_pools(spark, before) == {"default"}

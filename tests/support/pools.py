@@ -1,4 +1,4 @@
-"""Which scheduler pools the session's jobs ran their stages in, read from Spark's status store."""
+"""Which scheduler pools the session's stages ran in, read from Spark's status store."""
 
 from __future__ import annotations
 
@@ -7,28 +7,33 @@ from collections.abc import Iterator
 from pyspark.sql import SparkSession
 
 
-def _jobs(spark: SparkSession) -> Iterator:
-    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)  # None: every status
-    it = jobs.iterator()
+def _stages(spark: SparkSession) -> Iterator:
+    """The stages the status store still holds (the newest ``spark.ui.retainedStages``)."""
+    context = spark.sparkContext
+    jvm = context._jvm
+    every = jvm.java.util.ArrayList()  # no status named: every status
+    stages = (
+        context._jsc.sc()
+        .statusStore()
+        .stageList(every, False, False, context._gateway.new_array(jvm.double, 0), every)
+    )
+    it = stages.iterator()
     while it.hasNext():
         yield it.next()
 
 
-def last_job(spark: SparkSession) -> int:
-    """The id of the newest job the session ran (-1: none yet)."""
-    return max((job.jobId() for job in _jobs(spark)), default=-1)
+def last_stage(spark: SparkSession) -> int:
+    """The id of the newest stage the session ran (-1: none yet)."""
+    return max((stage.stageId() for stage in _stages(spark)), default=-1)
 
 
-def stage_pools(spark: SparkSession, after_job: int) -> set[str]:
-    """The pools of the stages run by the jobs after ``after_job`` (stages skipped: none)."""
-    store = spark.sparkContext._jsc.sc().statusStore()
-    pools = set()
-    for job in _jobs(spark):
-        if job.jobId() <= after_job:
-            continue
-        ids = job.stageIds().iterator()
-        while ids.hasNext():
-            stage = store.lastStageAttempt(ids.next())
-            if stage.status().toString() != "SKIPPED":
-                pools.add(stage.schedulingPool())
-    return pools
+def stage_pools(spark: SparkSession, after_stage: int) -> set[str]:
+    """The pools of the stages run after ``after_stage`` that the store still holds.
+
+    Stage ids only grow, so the newest are held; skipped stages ran nowhere and are left out.
+    """
+    return {
+        stage.schedulingPool()
+        for stage in _stages(spark)
+        if stage.stageId() > after_stage and stage.status().toString() != "SKIPPED"
+    }
