@@ -16,9 +16,11 @@ of a small view is mostly fixed cost (resolving the Delta version, listing its f
 scheduling a few small stages), not work for the cores, and a lane commits all its
 views in one commit, so loaded one after the other their fixed costs add up.
 
-A view nobody asked for in ``serving.idle_after`` is not reloaded when its table moves:
-each reload is a Spark job on the same cores as the lane that moved it, and a lane
-commits all its views at once. Such a view is listed ``behind``; the request that finds
+A view nobody asked for in ``serving.idle_after`` is not reloaded when its table moves,
+nor when the source moves it to another table (a Lambda lane opening a batch run's
+epoch, a Kappa version switched to): each reload is a Spark job on the same cores as the
+lane that moved it, and a lane commits all its views at once, so at a handoff every
+view is due at the same moment. Such a view is listed ``behind``; the request that finds
 it so wakes the refresher and waits for its reload, so no request is answered from rows
 older than the table the refresher had already seen.
 """
@@ -381,10 +383,11 @@ class Refresher:
                     changed |= {view.name} & current.keys()
                     continue
                 old = current.get(view.name)
-                if old is not None and old.table == table:
-                    if old.version != version and self._idle(view.name):
+                if old is not None:
+                    moved = old.table != table or old.version != version
+                    if moved and self._idle(view.name):
                         behind.add(view.name)
-                    if old.version == version or view.name in behind:
+                    if not moved or view.name in behind:
                         views[view.name] = old
                         continue
                 due.append((view, table, version))

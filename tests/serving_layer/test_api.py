@@ -276,3 +276,34 @@ def test_an_idle_view_is_reloaded_by_the_request_that_finds_it_behind(spark, ser
         assert refresher.refresh()  # asked a moment ago: reloaded as its table moves
         assert refresher.state.behind == frozenset()
         assert client.get("/views/tiny", params={"id": "3"}).json() == [{"id": 3, "label": "c"}]
+
+
+def test_an_idle_view_the_source_moves_to_another_table_waits_for_a_request(
+    spark, served, tmp_path
+):
+    """A handoff (a Lambda lane's new epoch, a Kappa switch) moves every view at once."""
+    old, new = (tmp_path / "old").as_uri(), (tmp_path / "new").as_uri()
+    spark.createDataFrame([(1, "a")], "id long, label string").write.format("delta").save(old)
+    spark.createDataFrame([(2, "b")], "id long, label string").write.format("delta").save(new)
+    settings = served.model_copy(
+        update={"serving": served.serving.model_copy(update={"idle_after": timedelta(minutes=1)})}
+    )
+    source = {"path": old}
+    refresher = Refresher(
+        settings,
+        ViewRegistry([passthrough_view("tiny", order_by=("id",))]),
+        lambda _: ServingSource("tiny table", {"tiny": StateTable(source["path"])}),
+        spark=spark,
+        interval=3600,
+    )
+    with TestClient(create_app(refresher)) as client:
+        assert refresher.wait_until_loaded(timeout=120)
+        source["path"] = new
+        assert not refresher.refresh()  # nobody asked for it: the old table's rows stay
+        assert refresher.state.behind == {"tiny"}
+        assert refresher.state.views["tiny"].table == StateTable(old)
+
+        response = client.get("/views/tiny")  # wakes the refresher and waits for it
+        assert response.json() == [{"id": 2, "label": "b"}]
+        assert refresher.state.views["tiny"].table == StateTable(new)
+        assert refresher.state.behind == frozenset()
