@@ -17,7 +17,9 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
 4. per view, ``contribution = view.compute(events)`` is *appended* to the view's state.
    The state is a set of partial results that readers combine with the view's merge
    rule (:meth:`views.base.View.serve`), so a micro-batch costs what its own events
-   cost, not what the state holds;
+   cost, not what the state holds. A micro-batch that opens an epoch computes its
+   events within the epoch's opening state instead, one pass per view
+   (:meth:`MicroBatchProcessor._epoch_state`);
 5. the contributions, the late events, the malformed records, the retained events and
    the progress row go to the lane's log in **one** Delta commit
    (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
@@ -158,21 +160,38 @@ class MicroBatchProcessor:
         return lane_log.read(self.spark, self.lane, lane_log.RETAINED, version)
 
     def _epoch_state(
-        self, epoch: Epoch, ctx: ViewContext, retained: DataFrame | None, held: list[DataFrame]
+        self,
+        epoch: Epoch,
+        ctx: ViewContext,
+        retained: DataFrame | None,
+        held: list[DataFrame],
+        batch: tuple[DataFrame, DataFrame] | None = None,
     ) -> list[DataFrame]:
         """The epoch's opening state, as log rows: its base plus what the lane already holds.
 
         What the lane read at or after the epoch's cutoff is recomputed from the retained
-        events with the lateness decisions they were processed with. With none retained
-        (a lane's first micro-batch), the views run over a relation Spark's optimizer
-        knows to be empty (``limit(0)``), so each plan folds to an empty one at planning:
-        no job, no generated code, and the view's column still enters the log's schema.
+        events with the lateness decisions they were processed with. ``batch``: the
+        opening micro-batch's own events and its events below the cutoff, computed in
+        the same pass, so a view runs once in that micro-batch, not once for the epoch
+        and once for the micro-batch: at a handoff the views' fixed cost is most of a
+        small micro-batch's. One pass over both is the two passes merged (the law in
+        :mod:`views.base`), and a join meets its partners in either, as in two. With
+        nothing retained and no ``batch`` (a rebase before the lane's first micro-batch
+        commits), the views run over a relation Spark's optimizer knows to be empty
+        (``limit(0)``), so each plan folds to an empty one at planning: no job, no
+        generated code, and the view's column still enters the log's schema.
         """
+        mine = earlier = None
+        if retained is not None:
+            mine = retained.where(~below(epoch.cutoff))
+            earlier = retained.where(below(epoch.cutoff))
+        if batch is not None:
+            own, context = batch
+            mine = own if mine is None else mine.unionByName(own)
+            earlier = context if earlier is None else earlier.unionByName(context)
         pieces = []
         for view in self.registry:
-            if retained is not None:
-                mine = retained.where(~below(epoch.cutoff))
-                earlier = retained.where(below(epoch.cutoff))
+            if mine is not None:
                 events = self._view_input(view, mine, earlier, None, held, epoch.cutoff)
             else:
                 schema = event_schema(self.registry.contract)
@@ -363,28 +382,30 @@ class MicroBatchProcessor:
         )
         every = flagged.where(valid).select(*self.columns, "late_for", "batch_id")
         events = every.where(owned)
-        context = every.where(~owned)
-        if earlier is not None:
-            context = earlier.unionByName(context)
+        before_cutoff = every.where(~owned)
+        context = before_cutoff if earlier is None else earlier.unionByName(before_cutoff)
         try:  # the views' plans are built while the counting pass runs (in_background)
             ctx = self._context()
             opening: list[DataFrame] = []
+            contributions: dict[str, DataFrame] = {}
             if previous is None or previous.epoch != epoch.id:
-                opening = self._epoch_state(epoch, ctx, earlier, held)
+                # the micro-batch's events go into the epoch's state, in the same pass
+                opening = self._epoch_state(epoch, ctx, earlier, held, (events, before_cutoff))
                 log.info("lane %s opens epoch %s in batch %d", self.lane.name, epoch.id, batch_id)
-            contributions = {
-                view.name: lane_log.state_rows(
-                    epoch.id,
-                    view.name,
-                    view.compute(
-                        self._view_input(
-                            view, events, context, watermarks[view.name], held, epoch.cutoff
+            else:
+                contributions = {
+                    view.name: lane_log.state_rows(
+                        epoch.id,
+                        view.name,
+                        view.compute(
+                            self._view_input(
+                                view, events, context, watermarks[view.name], held, epoch.cutoff
+                            ),
+                            ctx,
                         ),
-                        ctx,
-                    ),
-                )
-                for view in views
-            }
+                    )
+                    for view in views
+                }
         finally:
             per_partition = counting()  # never leave the pass running behind a failure
         counts = {
@@ -399,7 +420,9 @@ class MicroBatchProcessor:
                     clock.get(row["partition"], row["max_time"]), row["max_time"]
                 )
         written = opening + [
-            contributions[view.name] for view in views if counts["valid"] > late.get(view.name, 0)
+            contributions[view.name]
+            for view in views
+            if view.name in contributions and counts["valid"] > late.get(view.name, 0)
         ]
         if counts["bad"]:
             rows = quarantine.quarantine_rows(quarantined(flagged), self.lane.name, str(batch_id))
