@@ -117,6 +117,7 @@ class MicroBatchProcessor:
             view_input, columns=self.columns, time=self.time, settings=settings.views
         )
         self._catalog_ends = EndOffsets(settings, settings.kafka.catalog_topic)
+        self._events_ends = EndOffsets(settings, settings.kafka.events_topic)
         self._catalog: tuple[dict[int, int], DataFrame, DataFrame] | None = None
         self._last: progress.BatchProgress | None = None
         self._fresh = False  # no progress row at start: nothing to rebase until one
@@ -147,6 +148,7 @@ class MicroBatchProcessor:
         Called once the lane's query has stopped, so no micro-batch is using them.
         """
         self._catalog_ends.close()
+        self._events_ends.close()
         if self._catalog is not None:
             self._catalog[1].unpersist()
             self._catalog[2].unpersist()
@@ -210,7 +212,10 @@ class MicroBatchProcessor:
         so a caught-up lane on a quiet topic would keep serving the old epoch. This
         commits the new epoch's state exactly as the next micro-batch would build it,
         together with a ``rebase`` progress row, which is what moves readers. Returns
-        whether it rebased; a no-op while a micro-batch runs.
+        whether it rebased; a no-op while a micro-batch runs, and while the topic holds
+        events the lane has not read: the micro-batch that reads them opens the epoch
+        in the same pass as its own events (:meth:`_epoch_state`), where a rebase first
+        would hold that micro-batch back for a pass of its own.
         """
         if not self._busy.acquire(blocking=False):
             return False
@@ -222,7 +227,7 @@ class MicroBatchProcessor:
             if last is None:
                 return False  # the first micro-batch opens the lane's first epoch
             epoch = self.epoch()
-            if epoch.id == last.epoch:
+            if epoch.id == last.epoch or self._unread(last.end_offsets):
                 return False
             started = datetime.now(UTC).replace(tzinfo=None)
             retained = self._retained(lane_log.version(self.spark, self.lane))
@@ -259,6 +264,10 @@ class MicroBatchProcessor:
             return True
         finally:
             self._busy.release()
+
+    def _unread(self, read: dict[int, int]) -> bool:
+        """Whether the events topic holds events past ``read`` (a micro-batch is coming)."""
+        return any(end > read.get(partition, 0) for partition, end in self._events_ends().items())
 
     # -- the micro-batch ----------------------------------------------------------------
     def _previous(self, batch_id: int) -> progress.BatchProgress | None:

@@ -81,7 +81,7 @@ def test_a_purchase_after_the_cutoff_meets_its_late_page_view_before_it(spark, t
     assert produce(settings, purchases).failed == 0
     run_speed(
         spark, settings, build(settings).registry, until_caught_up=True
-    )  # rebases onto the run, then reads them
+    )  # the micro-batch that reads them opens the run's epoch
 
     events = consume_all(settings, settings.kafka.events_topic)
     catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
