@@ -16,9 +16,9 @@ from batch_layer.job import run_batch
 from designs.lambda_arch import LAMBDA_LANE, lambda_epoch, run_speed
 from designs.platform import build
 from lake.tables import Tables
+from oracle import consume_all
 from speed_layer import progress
 from speed_layer.lane import find_lane
-from oracle import consume_all
 from speed_layer.micro_batch import MicroBatchProcessor
 from tests.support.expected import assert_served_per_contract
 from tests.support.kafka import produce_spec
