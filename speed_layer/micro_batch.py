@@ -197,7 +197,7 @@ class MicroBatchProcessor:
             own, context = batch
             mine = own if mine is None else mine.unionByName(own)
             earlier = context if earlier is None else earlier.unionByName(context)
-        if retained is not None:  # every view reads it: one scan of the log, not one each
+        if retained is not None and mine is not None:  # every view reads it: one scan, not one each
             mine = mine.persist()
             held.append(mine)
         pieces = []
