@@ -29,6 +29,7 @@ from event_log.decode import decode_events, event_columns
 from event_log.kafka_source import read_stream
 from event_log.topics import end_offsets
 from lake.kept import kept, released
+from lake.offsets import reaches
 from lake.source import PART
 from speed_layer import lane_log
 from speed_layer.spark_progress import source_offsets
@@ -138,8 +139,7 @@ def processed_offsets(query: StreamingQuery) -> dict[int, int]:
 
 def reached(query: StreamingQuery, ends: dict[int, int]) -> bool:
     """Whether the query's last micro-batch read every partition up to ``ends``."""
-    done = processed_offsets(query)
-    return all(done.get(p, 0) >= end for p, end in ends.items())
+    return reaches(processed_offsets(query), ends)
 
 
 def run_to(query: StreamingQuery, ends: dict[int, int], poll_s: float = 0.05) -> None:

@@ -1,4 +1,4 @@
-"""Per-partition Kafka offsets: the cutoff filter and their JSON form in Delta rows."""
+"""Per-partition Kafka offsets: the cutoff filter, how far a reader got, their JSON form."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ def below(cutoff: Offsets, prefix: str = "") -> Column:
     partition, offset = F.col(f"{prefix}partition"), F.col(f"{prefix}offset")
     terms = [(partition == p) & (offset < o) for p, o in cutoff.items()]
     return reduce(lambda a, b: a | b, terms)
+
+
+def reaches(read: Offsets, ends: Offsets) -> bool:
+    """Whether ``read`` is at or past ``ends`` in every partition ``ends`` names."""
+    return all(read.get(partition, 0) >= end for partition, end in ends.items())
 
 
 def dump_offsets(offsets: Offsets) -> str:

@@ -7,6 +7,7 @@ import json
 from pyspark.sql import SparkSession
 
 from lake import storage
+from lake.offsets import reaches
 from speed_layer.lane import Lane
 
 
@@ -43,7 +44,7 @@ def caught_up(spark: SparkSession, lane: Lane, target: dict[int, int]) -> bool:
     """
     batch = last_committed(spark, lane)
     ends = planned_offsets(spark, lane, batch) if batch is not None else {}
-    return all(ends.get(p, 0) >= o for p, o in target.items() if o > 0)
+    return reaches(ends, target)
 
 
 def committed_offsets(

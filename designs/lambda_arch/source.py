@@ -26,6 +26,7 @@ from batch_layer import runs
 from config.settings import ViewSettings
 from designs.lambda_arch.epochs import INITIAL, LAMBDA_LANE
 from lake import storage
+from lake.offsets import reaches
 from lake.source import Label, ServingSource, StateTable, ViewNotReadyError
 from lake.tables import Tables
 from speed_layer import progress
@@ -71,7 +72,7 @@ def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -
     if (
         lane is not None
         and last is not None
-        and (run is None or last.epoch == run.run_id or not _covers(run.cutoff, last.end_offsets))
+        and (run is None or last.epoch == run.run_id or not reaches(run.cutoff, last.end_offsets))
     ):  # the lane serves
         if last.epoch == (run.run_id if run is not None else INITIAL):
             # settled: the lane moves onto another epoch only after a new run is published
@@ -90,8 +91,3 @@ def lambda_source(spark: SparkSession, tables: Tables, registry: ViewRegistry) -
         raise ViewNotReadyError("no data yet: run `lk batch` or `lk speed` first")
     views = {name: tables.batch_view(run.run_id, name) for name in run.views}
     return ServingSource(f"batch run {run.run_id}", views, batch_final(views, views), watched)
-
-
-def _covers(cutoff: dict[int, int], read: dict[int, int]) -> bool:
-    """Whether a run's cutoff is at or past every offset the lane has read."""
-    return all(offset <= cutoff.get(partition, 0) for partition, offset in read.items())
