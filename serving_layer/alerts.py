@@ -42,6 +42,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from config.settings import Settings
+from lake.pools import DEFAULT, in_pool
 from lake.source import ServingSource, ViewNotReadyError
 from serving_layer.read import read_view, serving_state
 from serving_layer.snapshot import to_json_value
@@ -370,12 +371,15 @@ class LanePublisher:
         """Publish what changed; None if nothing is served yet or the broker refused.
 
         A refusal is only logged, as :func:`publish_served` does: the next publish is a
-        whole one, and sends it.
+        whole one, and sends it. Its Spark jobs run in the scheduler's default pool, behind
+        the lane's micro-batches (:mod:`lake.pools`): nobody waits on an alert's seconds,
+        and a reader waits on every micro-batch.
         """
         if ALERT_VIEW not in self.registry.names():
             return None
         try:
-            return self._publish()
+            with in_pool(self.spark, DEFAULT):
+                return self._publish()
         except ViewNotReadyError:
             return None
         except (KafkaError, TimeoutError) as err:

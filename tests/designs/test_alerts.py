@@ -18,11 +18,13 @@ from designs.lambda_arch.epochs import run_speed
 from designs.lambda_arch.source import lambda_source
 from designs.platform import build
 from event_log.topics import ensure_topics
+from lake.pools import DEFAULT, LIVE, POOL, in_pool
 from lake.tables import Tables
 from serving_layer.alerts import LanePublisher, Published, publish_served
 from tests.conftest import fresh_topics
 from tests.support.bursts import purchases
 from tests.support.kafka import alert_records
+from tests.support.pools import last_stage, stage_pools
 from views.purchase_bursts import VIEW
 from views.registry import ViewRegistry
 from workload.producer import produce
@@ -172,5 +174,29 @@ def test_a_lane_publishes_what_its_commits_could_change_and_starts_over_when_fen
         assert publisher() == Published(1, 0)  # and starts over: a whole publish
         assert (publisher.whole, publisher.bounded) == (2, 2)
         assert alert_records(settings) == [*told, _open(user_3, 3)]
+    finally:
+        publisher.close()
+
+
+def test_a_lanes_alerts_run_behind_its_micro_batches_in_the_default_pool(spark, kafka_settings):
+    """The lane's thread submits to the live pool; its publisher's reads go to ``default``."""
+    settings = fresh_topics(kafka_settings)
+    tables = Tables.of(settings)
+    publisher = LanePublisher(
+        spark,
+        settings,
+        REGISTRY,
+        "lambda",
+        lambda s: lambda_source(s, tables, REGISTRY),
+        settings.views.lateness(VIEW.name),
+    )
+    assert produce(settings, purchases(1, 0, 2, 4)).failed == 0
+    run_speed(spark, settings, REGISTRY, until_caught_up=True)
+    try:
+        with in_pool(spark, LIVE):
+            marker = last_stage(spark)
+            assert publisher() == Published(1, 0)
+            assert spark.sparkContext.getLocalProperty(POOL) == LIVE  # the thread's, kept
+        assert stage_pools(spark, marker) == {DEFAULT}
     finally:
         publisher.close()
