@@ -93,6 +93,15 @@ def test_a_commit_writes_one_file_per_part(spark, base_settings, tmp_path):
     }
 
 
+def test_a_commit_shuffles_none_of_the_rows_it_writes(spark):
+    spread = spark.range(0, 40, 1, 8).selectExpr("id", "id % 3 AS k")  # 8 partitions, no shuffle
+    pieces = [lane_log.state_rows("initial", "a", spread), lane_log.rows(lane_log.RETAINED, spread)]
+
+    plan = lane_log.one_frame(pieces)._jdf.queryExecution().executedPlan().toString()
+
+    assert "Exchange" not in plan
+
+
 def test_a_delete_rewrites_only_the_files_that_hold_rows_it_drops(spark, base_settings, tmp_path):
     lane = _lane(spark, base_settings, tmp_path)
     for day in (1, 2, 3):
