@@ -147,11 +147,12 @@ def appended(
     new data (``dataChange`` false), a deletion vector, a change of schema or protocol,
     an action that does not say its partition, a commit file no longer kept, a path
     Spark would read as a pattern, or more than ``most`` files all mean "read it whole".
-    A commit noted :data:`SAME_ANSWERS` is passed over: a file it removed stays
-    listed, and readable until a VACUUM finds it older than the table's retention
-    (a reader that reads files added after an old version bounds that version's age by
-    it). ``partition`` maps partition columns to values (None: the whole table). Read
-    from the commit files alone, no Spark job.
+    A commit noted :data:`SAME_ANSWERS` is passed over, and so is one that only
+    rearranged files (Delta's ``OPTIMIZE``, every file it added and removed with
+    ``dataChange`` false): a file it removed stays listed, and readable until a VACUUM
+    finds it older than the table's retention (a reader that reads files added after an
+    old version bounds that version's age by it). ``partition`` maps partition columns
+    to values (None: the whole table). Read from the commit files alone, no Spark job.
     """
     root = uri.rstrip("/")
     added: list[dict[str, Any]] = []
@@ -161,7 +162,7 @@ def appended(
         except Exception:  # a missing or unreadable commit file (OSError, or py4j's)
             return None
         info: dict[str, Any] = next((a["commitInfo"] for a in actions if "commitInfo" in a), {})
-        if info.get("userMetadata") == SAME_ANSWERS:
+        if info.get("userMetadata") == SAME_ANSWERS or _rearranged(info, actions):
             continue
         for action in actions:
             if "metaData" in action or "protocol" in action:
@@ -183,6 +184,14 @@ def appended(
         if most is not None and len(added) > most:
             return None
     return added
+
+
+def _rearranged(info: Mapping[str, Any], actions: list[dict[str, Any]]) -> bool:
+    """Whether a commit is Delta's OPTIMIZE and changed no data: the same rows in other files."""
+    changes = [a[kind] for a in actions for kind in ("add", "remove") if kind in a]
+    return info.get("operation") == "OPTIMIZE" and not any(
+        c.get("dataChange", True) for c in changes
+    )
 
 
 def appended_files(

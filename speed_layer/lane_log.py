@@ -305,7 +305,12 @@ def merge_small_files(spark: SparkSession, lane: Lane, parts: Iterable[str]) -> 
     micro-batch that writes to them, and every commit's snapshot, every checkpoint and
     every read of them pays for each file. Only files under :data:`SMALL_FILE` are
     rewritten, so a merge costs at most what accumulated since the last one, never the
-    part's whole history. Same rows before and after (Delta's OPTIMIZE).
+    part's whole history. Same rows before and after (Delta's OPTIMIZE): every file it
+    adds and removes says it changes no data, so readers that list appended files pass
+    it over (:func:`lake.storage.appended`), and a micro-batch appending meanwhile does
+    not conflict with it. (It is not noted :data:`lake.storage.SAME_ANSWERS`: OPTIMIZE
+    takes a note only from a session setting, which every other commit of the session
+    would take too while it runs.)
     """
     listed = ", ".join(_quoted(p) for p in parts)
     with session_settings(spark, {"spark.databricks.delta.optimize.minFileSize": str(SMALL_FILE)}):

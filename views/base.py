@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Literal
 
 from pyspark.sql import Column, DataFrame
 
@@ -39,6 +40,7 @@ Totals = Callable[[DataFrame, ViewSettings], dict[str, Column]]
 Merge = Callable[[DataFrame], DataFrame]
 Present = Callable[[DataFrame], DataFrame]
 Partners = Callable[[DataFrame, DataFrame, ViewSettings], DataFrame]
+Compaction = Literal["merge", "pack"]
 
 
 def _human(value: object) -> str:
@@ -81,6 +83,13 @@ class View:
             every earlier event of the look-back is context.
         window: the window, for humans (``lk views``); ``{field}`` is replaced by that
             field of the view settings (``"tumbling {tumbling_window}"``).
+        compaction: how a streaming lane keeps the view's appended state small.
+            ``"merge"``: the rows appended since the last compaction are merged, one row
+            per key again (a state that merging shrinks: counts, sums, a row per key).
+            ``"pack"``: only the small files are packed into larger ones, rows unchanged,
+            for a state of a row per event (a set), which merging hardly shrinks: merging
+            rewrote every event of the last twenty minutes each time to drop a few copies.
+            Readers merge either way, so the answers are the same.
 
     """
 
@@ -97,6 +106,7 @@ class View:
     totals: Totals | None = None
     settles_with: str | None = None
     window: str | None = None
+    compaction: Compaction = "merge"
 
     def describe_window(self, settings: ViewSettings) -> str:
         """The window with the configured sizes filled in ("-" for an unwindowed view)."""

@@ -120,4 +120,5 @@ VIEW = View(
     partners=partners,
     non_negative=("purchases", "converted"),
     totals=lambda events, _: {"purchases": F.count(F.when(F.col("event_type") == "purchase", 1))},
+    compaction="pack",
 )

@@ -96,4 +96,5 @@ VIEW = View(
     order_by=KEY,
     non_negative=("purchases",),
     totals=lambda events, _: {"purchases": F.count(F.when(F.col("event_type") == "purchase", 1))},
+    compaction="pack",
 )

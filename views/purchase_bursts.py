@@ -120,4 +120,5 @@ VIEW = View(
     present=present,
     order_by=KEY,
     non_negative=("purchases",),
+    compaction="pack",
 )

@@ -121,3 +121,22 @@ def test_a_commit_noted_same_answers_is_passed_over_with_the_files_it_removed(tm
         f"{tmp_path}/part=state%2Fe1%2Fcounts/a.parquet",
         f"{tmp_path}/part=state%2Fe1%2Fcounts/b.parquet",
     ]
+
+
+def test_a_packing_of_files_that_changes_no_data_is_passed_over(tmp_path):
+    """Delta's OPTIMIZE: the same rows in other files, every action without a data change."""
+    _commit(tmp_path, 1, _add("part=state%252Fe1%252Fcounts/a.parquet", STATE))
+    removed = _remove("part=state%252Fe1%252Fcounts/a.parquet", STATE)["remove"]
+    packing = [
+        {"commitInfo": {"operation": "OPTIMIZE"}},
+        {"remove": {**removed, "dataChange": False}},
+        _add("part=state%252Fe1%252Fcounts/packed.parquet", STATE, dataChange=False),
+    ]
+    log = tmp_path / "_delta_log"
+    (log / f"{2:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in packing))
+    _commit(tmp_path, 3, _add("part=state%252Fe1%252Fcounts/b.parquet", STATE))
+
+    assert _appended(tmp_path, 0, 3) == [
+        f"{tmp_path}/part=state%2Fe1%2Fcounts/a.parquet",
+        f"{tmp_path}/part=state%2Fe1%2Fcounts/b.parquet",
+    ]

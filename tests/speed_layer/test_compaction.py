@@ -17,10 +17,11 @@ from pyspark.testing import assertDataFrameEqual
 from config.settings import with_sections
 from lake import storage
 from lake.tables import Tables
+from lake.threads import OneAtATime
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
 from speed_layer.lane import open_lane
-from speed_layer.maintenance import compact, region
+from speed_layer.maintenance import compact, pack, region
 from views.base import View
 from views.registry import ViewRegistry
 
@@ -80,6 +81,11 @@ def _files(spark, lane, version: int, kind: str) -> dict[str, tuple[str, str]]:
             span = (stats.get("minValues", {}), stats.get("maxValues", {}))
             files[change["path"]] = tuple(v.get("windowed", {}).get("window_start") for v in span)
     return files
+
+
+def _operation(spark, lane, version: int) -> str:
+    actions = storage.commit_actions(spark, lane.log, version)
+    return next(a["commitInfo"]["operation"] for a in actions if "commitInfo" in a)
 
 
 def _note(spark, lane, version: int) -> str | None:
@@ -184,6 +190,82 @@ def test_a_rewrite_other_than_a_compaction_since_means_merge_it_whole(
     assertDataFrameEqual(
         _state(spark, lane, WINDOWED),
         _windowed(spark, [("2026-01-01 00:10:00", 2), ("2026-01-01 03:10:00", 2)]),
+    )
+
+
+PER_EVENT = View(
+    name="per_event",
+    key=("event_id",),
+    compute=lambda events, _ctx: events,
+    merge=lambda state: state.dropDuplicates(["event_id"]),
+    merge_rule="a set of events",
+    compaction="pack",
+)
+
+
+def test_a_view_of_a_row_per_event_has_its_files_packed_and_its_rows_kept(
+    spark, base_settings, tmp_path
+):
+    settings = with_sections(base_settings, storage={"root": str(tmp_path)})
+    lane = open_lane(spark, Tables.of(settings), "kappa-v1")
+    registry = ViewRegistry([WINDOWED, PER_EVENT])
+    part = lane_log.state_part(EPOCH.id, PER_EVENT.name)
+    copies = [("e1", 1), ("e2", 1), ("e1", 1)]  # e1 appended twice: a merge would drop one
+    for event_id, n in copies:
+        frame = spark.createDataFrame([(event_id, n)], "event_id string, n long")
+        lane_log.commit(spark, lane, [lane_log.state_rows(EPOCH.id, PER_EVENT.name, frame)])
+    _append(spark, lane, [("2026-01-01 00:01:00", 1), ("2026-01-01 00:01:00", 2)], [])
+
+    compacted = compact(spark, lane, registry, EPOCH, None)
+    pack(spark, lane, registry, EPOCH)
+
+    version = lane_log.version(spark, lane)
+    assert compacted is not None and version == compacted + 1
+    packing = storage.commit_actions(spark, lane.log, version)
+    assert [a["add"]["partitionValues"][lane_log.PART] for a in packing if "add" in a] == [part]
+    assert sum("remove" in a for a in packing) == 3  # the three small files, one file now
+    # no data changed: Delta checks it against no append that commits meanwhile
+    [info] = [a["commitInfo"] for a in packing if "commitInfo" in a]
+    assert (info["operation"], info["isolationLevel"]) == ("OPTIMIZE", "SnapshotIsolation")
+    assert storage.appended(spark, lane.log, compacted, version, {lane_log.PART: part}) == []
+    assert not any(a[k]["dataChange"] for a in packing for k in ("add", "remove") if k in a)
+    assertDataFrameEqual(
+        _state(spark, lane, PER_EVENT),
+        spark.createDataFrame(copies, "event_id string, n long"),  # every row kept
+    )
+    assertDataFrameEqual(  # the windowed view merged, the per-event one left to the packing
+        _state(spark, lane, WINDOWED), _windowed(spark, [("2026-01-01 00:01:00", 3)])
+    )
+
+
+def test_a_packing_and_micro_batches_appending_meanwhile_all_commit(spark, base_settings, tmp_path):
+    settings = with_sections(base_settings, storage={"root": str(tmp_path)})
+    lane = open_lane(spark, Tables.of(settings), "kappa-v1")
+    registry = ViewRegistry([PER_EVENT])
+
+    def append(event_id: str) -> None:
+        frame = spark.createDataFrame([(event_id, 1)], "event_id string, n long")
+        lane_log.commit(spark, lane, [lane_log.state_rows(EPOCH.id, PER_EVENT.name, frame)])
+
+    for i in range(6):
+        append(f"before{i}")
+    beside = OneAtATime()
+    assert beside.offer("packing", lambda: pack(spark, lane, registry, EPOCH))
+    appended_meanwhile = [f"meanwhile{i}" for i in range(6)]
+    for event_id in appended_meanwhile:
+        append(event_id)
+    beside.wait()
+
+    assert (beside.ran, beside.skipped) == (1, 0)
+    last = lane_log.version(spark, lane)
+    assert last is not None
+    notes = [_note(spark, lane, v) for v in range(last + 1)]
+    operations = [_operation(spark, lane, v) for v in range(last + 1)]
+    assert operations.count("OPTIMIZE") == 1, "the packing committed"
+    assert notes == [None] * (last + 1), "no append took a note of the packing's"
+    expected = [(f"before{i}", 1) for i in range(6)] + [(e, 1) for e in appended_meanwhile]
+    assertDataFrameEqual(
+        _state(spark, lane, PER_EVENT), spark.createDataFrame(expected, "event_id string, n long")
     )
 
 
