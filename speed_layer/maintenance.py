@@ -60,6 +60,7 @@ def maintain(
     clock: datetime | None,
     done: Upkeep = Upkeep(),
     beside: Beside = lambda _name, job: job(),
+    lap: Callable[[str], None] = lambda _phase: None,
 ) -> Upkeep:
     """After micro-batch ``batch_id``: compact, prune and tidy the lane's log, when due.
 
@@ -77,10 +78,13 @@ def maintain(
     no recent version needs are deleted.
 
     ``done``: what this process's maintenance did before; returned as it stands after.
+    ``lap``: told the end of each step that ran (``compact``, ``prune``, ``gather``,
+    ``tidy``), for the micro-batch's phase timings.
     """
     if batch_id > 0 and batch_id % settings.stream.compact_every == 0:
         done = replace(done, compacted=compact(spark, lane, registry, epoch, done.compacted))
         beside("packing " + lane.name, partial(pack, spark, lane, registry, epoch))
+        lap("compact")
     if batch_id > 0 and batch_id % PRUNE_EVERY == 0 and clock is not None:
         # on a step's start: the prune drops gathered files whole, never splits one
         horizon = floor_to(clock - keep_back(settings.views, registry), REGION_STEP)
@@ -88,6 +92,7 @@ def maintain(
             epoch, registry.contract.time_field, F.lit(horizon), prefix=f"{lane_log.RETAINED}."
         )
         lane_log.delete(spark, lane, lane_log.RETAINED, old)
+        lap("prune")
         if (lateness := join_lateness(settings.views, registry)) is not None:
             closed = floor_to(clock - lateness, REGION_STEP)
             # a process's first gathering takes the last closed step alone (the steps a
@@ -96,9 +101,11 @@ def maintain(
             time = f"{lane_log.RETAINED}.{registry.contract.time_field}"
             gathered = gather(spark, lane, time, max(since, horizon), closed)
             done = replace(done, gathered=gathered)
+            lap("gather")
     if batch_id > 0 and batch_id % settings.stream.tidy_every == 0:
         lane_log.merge_small_files(spark, lane, lane_log.APPEND_ONLY)
         lane_log.vacuum(spark, lane)
+        lap("tidy")
     return done
 
 

@@ -295,8 +295,9 @@ class MicroBatchProcessor:
 
         ``prepare``: the log's version, the epoch; ``count``: the one pass over the
         batch, and the views' plans built meanwhile; ``commit``: the views'
-        contributions computed and written in one Delta commit; ``maintain``:
-        compaction and pruning, when due.
+        contributions computed and written in one Delta commit; then, when due,
+        ``compact``, ``prune``, ``gather`` and ``tidy`` (:func:`maintain`), and
+        ``maintain`` for the rest.
         """
         lap = Laps()
         started = datetime.now(UTC).replace(tzinfo=None)
@@ -343,6 +344,7 @@ class MicroBatchProcessor:
             row.max_event_time,
             self._upkeep,
             self._beside.offer,
+            lap,
         )
         lap("maintain")
         self._last = row
