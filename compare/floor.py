@@ -6,12 +6,15 @@ appends the valid decoded events to one Delta table, idempotently
 no late-event split, no serving. The freshness and sustainable-rate benchmarks hold the
 speed layer against it.
 
-With ``views``, the same commit also carries every view's contribution over the
-micro-batch alone (``view.compute``), one file per view; with ``deduplicate``, re-sends
-are dropped first as the contract requires. Together: the least any design that serves
-these views pays on this engine. It still leaves out what correctness needs beyond
-that (late events, a join's partners from earlier micro-batches, merging with the
-state, serving), so it is a lower bound, not a design.
+With ``views``, the same commit also carries every view's contribution (``view.compute``),
+one file per view; with ``deduplicate``, re-sends are dropped first as the contract
+requires. A view that joins with earlier events (``conversions``) meets its partners
+from earlier micro-batches, held in the session (:mod:`compare.floor_context`), so the
+views it computes are right; ``join_context=False`` computes every view over the
+micro-batch alone, a lower bound of something cheaper than the contract. Together: the
+least any design that serves these views pays on this engine. It still leaves out what
+a design needs beyond that (late events, merging with the state, keeping the context
+through a crash, serving), so it is a lower bound, not a design.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from compare.floor_context import HeldContext
 from config.settings import Settings
 from event_log.catalog import read_catalog, read_catalog_versions
 from event_log.decode import decode_events, event_columns
@@ -40,17 +44,26 @@ OnCommit = Callable[[DataFrame, int, float], None]
 
 
 def _with_views(
-    batch: DataFrame, registry: ViewRegistry, ctx: ViewContext, *, keep_events: bool = True
+    batch: DataFrame,
+    registry: ViewRegistry,
+    ctx: ViewContext,
+    *,
+    keep_events: bool = True,
+    context: HeldContext | None = None,
+    held: list[DataFrame] | None = None,
 ) -> DataFrame:
     """The micro-batch's events and each view's contribution over them, as one frame.
 
-    The events only with ``keep_events``. Laid out as a lane's log is
+    The events only with ``keep_events``. A joining view meets the partners ``context``
+    holds (cached into ``held``). Laid out as a lane's log is
     (:mod:`speed_layer.lane_log`): a ``part`` per kind, each in a struct column of its
     own, each part in one task (one file).
     """
     events = batch.select(*event_columns(registry.contract))
     pieces = [lane_log.rows("events", batch)] if keep_events else []
-    pieces += [lane_log.rows(view.name, view.compute(events, ctx)) for view in registry]
+    for view in registry:
+        own = events if context is None else context.view_input(view, events, held or [])
+        pieces.append(lane_log.rows(view.name, view.compute(own, ctx)))
     return lane_log.one_frame(pieces)
 
 
@@ -61,6 +74,7 @@ def start_floor(
     views: ViewRegistry | None = None,
     deduplicate: bool = False,
     keep_events: bool = True,
+    join_context: bool = True,
 ) -> tuple[StreamingQuery, list[tuple[float, float]]]:
     """Start the floor query; returns it and the list its micro-batches go to.
 
@@ -71,11 +85,13 @@ def start_floor(
     ``dropDuplicates`` over every id read, the state the contract requires of any
     design), so the floor does what correctness requires before the views. Without
     ``keep_events``, a commit with views carries only them (the floor of a replay, whose
-    views need no event kept). Each micro-batch is noted as ``(committed at, seconds
-    it took)``.
+    views need no event kept). ``join_context``: a joining view meets its partners from
+    earlier micro-batches (the module docstring). Each micro-batch is noted as
+    ``(committed at, seconds it took)``.
     """
     table = f"{settings.storage.uri()}/floor_events"
     durations: list[tuple[float, float]] = []
+    context = HeldContext(views, settings.views) if views is not None and join_context else None
     if views is not None:
         catalog_ends = end_offsets(settings, settings.kafka.catalog_topic)
         ctx = ViewContext(
@@ -91,11 +107,14 @@ def start_floor(
         # de-duplication again (a 1M replay took 38-41 s instead of 20 s). Kept rows are
         # read as they are by every branch.
         batch = batch.persist() if views is None else kept(batch)
+        held: list[DataFrame] = []
         try:
             if views is None:
                 writer = batch.write
             else:
-                frame = _with_views(batch, views, ctx, keep_events=keep_events)
+                frame = _with_views(
+                    batch, views, ctx, keep_events=keep_events, context=context, held=held
+                )
                 writer = frame.write.partitionBy(PART).option("mergeSchema", "true")
             (
                 writer.format("delta")
@@ -109,9 +128,15 @@ def start_floor(
             if on_commit is not None:
                 on_commit(batch, batch_id, committed)
         finally:
+            for partners in held:
+                partners.unpersist()
             if views is None:
                 batch.unpersist()
             else:
+                if context is not None:
+                    events = kept(batch.select(*event_columns(views.contract)))
+                    if not context.add(events):
+                        released(events)
                 released(batch)
 
     valid = decode_events(read_stream(spark, settings, settings.kafka.events_topic)).where(

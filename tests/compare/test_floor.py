@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from pyspark.sql import functions as F
 
 from compare.floor import start_floor
-from config.settings import Settings
+from config.settings import Settings, with_sections
 from oracle import consume_all, decode, dedup
+from oracle import views as oracle_views
 from tests.support.delta import commits, files_added_per_part
 from tests.support.kafka import produce_spec
+from tests.support.workload import assert_view_matches
+from views import conversions
 from views.registry import default_registry
 from workload.generator import WorkloadSpec
 
@@ -82,3 +87,43 @@ def test_the_replay_floor_de_duplicates_each_micro_batch_once_and_keeps_no_event
     # many when each view computed the micro-batch again
     updated = sum(p["stateOperators"][0]["numRowsUpdated"] for p in query.recentProgress)
     assert updated == len(distinct)
+
+
+def _floor_conversions(spark, settings: Settings, *, join_context: bool) -> list:
+    """The floor's ``conversions`` over a log read in micro-batches of 40 offsets, served."""
+    query, durations = start_floor(
+        spark, settings, views=default_registry(), deduplicate=True, join_context=join_context
+    )
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert len(durations) > 5  # the purchases and views are in micro-batches apart
+    table = spark.read.format("delta").load(f"{settings.storage.uri()}/floor_events")
+    state = table.where(F.col("part") == conversions.VIEW.name).select("conversions.*")
+    return conversions.VIEW.serve(state)
+
+
+def test_the_views_floor_meets_a_joins_partners_in_earlier_micro_batches(
+    spark, make_topic_settings, tmp_path
+):
+    """conversions computed right: a purchase meets its page view micro-batches before.
+
+    Every late event within the allowed lateness (10 minutes): the context reaches back
+    as far as a lane's (its look-back behind the lateness), so an event later than that
+    may miss an older partner, where a lane leaves such an event out as late.
+    """
+    settings = with_sections(make_topic_settings(), stream={"max_offsets_per_trigger": 40})
+    spec = WorkloadSpec(events=600, seed=8, users=6, products=4, max_lateness=timedelta(minutes=9))
+    produce_spec(settings, spec)
+    valid, _ = decode(consume_all(settings, settings.kafka.events_topic))
+    expected = oracle_views.conversions(dedup(valid), settings.views)
+
+    served = _floor_conversions(spark, settings, join_context=True)
+    alone = _floor_conversions(
+        spark, with_sections(settings, storage={"root": str(tmp_path)}), join_context=False
+    )
+
+    assert_view_matches(served, expected, conversions.VIEW.name)
+    converted = sum(r["converted"] for r in expected)
+    assert alone.agg(F.sum("converted")).first()[0] < converted, "alone, it misses partners"
