@@ -11,8 +11,11 @@ fell behind it (a run whose generator fell behind is marked invalid). Every
   this process. A probe is visible when the micro-batch that carries it has committed.
 * ``floor-tuned`` - the same with the engine's knobs set for latency (``TUNED``).
 * ``floor-views`` - the views floor: the tuned floor that also de-duplicates (every id,
-  as the contract requires) and whose commit carries each view's contribution over the
-  micro-batch: the least any design serving these views pays here.
+  as the contract requires) and whose commit carries each view's contribution, a
+  joining view's with its partners from earlier micro-batches held in memory: the least
+  any design serving these views right pays here. ``floor-views-alone``: the same with
+  every view over its micro-batch alone (``conversions`` then misses its partners in
+  earlier micro-batches), the views floor before 2026-12-01.
 * ``lk`` / ``lk-tuned`` - ``lk speed`` (Lambda) and ``lk serve`` in subprocesses, with
   the default settings / the same knobs. ``lk-whole-reload``: ``lk`` with
   ``serving.merge_appends`` off (every lane commit reloads each view whole). A probe
@@ -541,6 +544,7 @@ def run_floor(
     args: argparse.Namespace,
     workdir: Path,
     views: ViewRegistry | None = None,
+    join_context: bool = True,
 ) -> dict[str, Any]:
     """The floor query (:mod:`compare.floor`); a probe is visible once committed."""
     spark = build_session(settings, app_name="lk-freshness-floor")
@@ -553,7 +557,9 @@ def run_floor(
         for row in probes.collect():
             seen.setdefault(row.user_id, committed)
 
-    query, durations = start_floor(spark, settings, note, views, deduplicate=views is not None)
+    query, durations = start_floor(
+        spark, settings, note, views, deduplicate=views is not None, join_context=join_context
+    )
     try:
         warm_up(settings, workdir, lambda: bool(seen))
         durations.clear()
@@ -569,9 +575,16 @@ def run_floor(
     return result
 
 
-def run_floor_views(settings: Settings, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    """The views floor: de-duplicated, and its commit carries every view's contribution."""
-    return run_floor(settings, args, workdir, default_registry())
+def run_floor_views(
+    settings: Settings, args: argparse.Namespace, workdir: Path, join_context: bool = True
+) -> dict[str, Any]:
+    """The views floor: de-duplicated, and its commit carries every view's contribution.
+
+    ``join_context``: a joining view meets its partners from earlier micro-batches
+    (``floor-views``); without, every view over its micro-batch alone
+    (``floor-views-alone``, the views floor before 2026-12-01).
+    """
+    return run_floor(settings, args, workdir, default_registry(), join_context)
 
 
 def run_serving_floor(
@@ -656,6 +669,7 @@ CONTENDERS: dict[str, tuple[Contender, bool]] = {
     "floor": (run_floor, False),
     "floor-tuned": (run_floor, True),
     "floor-views": (run_floor_views, True),
+    "floor-views-alone": (partial(run_floor_views, join_context=False), True),
     "lk": (run_lk, False),
     "lk-tuned": (run_lk, True),
     # lk as it served before merge_appends: every lane commit reloads each view whole
@@ -688,7 +702,7 @@ def ratios(results: dict[str, Any]) -> dict[str, float]:
     for lk in ("lk", "lk-tuned", "lk-whole-reload"):
         if lk not in p99:
             continue
-        for floor in ("floor", "floor-tuned", "floor-views"):
+        for floor in ("floor", "floor-tuned", "floor-views", "floor-views-alone"):
             if floor in p99:
                 out[f"{lk}_p99_over_{floor}_p99"] = round(p99[lk] / p99[floor], 2)
         served = (results[lk].get("serving") or {}).get("commit_to_served_seconds")
@@ -718,7 +732,11 @@ def main() -> None:
         "--contenders",
         nargs="+",
         choices=list(CONTENDERS),
-        default=[name for name in CONTENDERS if name not in ("lk-whole-reload", "serving-floor")],
+        default=[
+            name
+            for name in CONTENDERS
+            if name not in ("lk-whole-reload", "serving-floor", "floor-views-alone")
+        ],
     )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
