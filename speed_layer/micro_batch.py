@@ -25,7 +25,7 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
    (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
    Every ``stream.compact_every`` micro-batches one more commit merges what was
    appended since the last one (one row per key again; a state of a row per event has
-   its files packed instead, beside the next micro-batch), and every ``PRUNE_EVERY`` a
+   its small files packed instead), and every ``PRUNE_EVERY`` a
    delete drops the retained events nothing can need any more and each ten minutes of
    them the clock has passed is gathered into one file (:mod:`speed_layer.maintenance`).
 
@@ -70,7 +70,7 @@ from event_log.topics import EndOffsets
 from lake import quarantine
 from lake.inline import one_row
 from lake.offsets import below, reaches
-from lake.threads import OneAtATime, in_background
+from lake.threads import in_background
 from measure.laps import Laps
 from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets, offsets_read
@@ -112,8 +112,6 @@ class MicroBatchProcessor:
         self.keys = {view.name: view.key for view in registry}
         #: what this process's maintenance of the log did so far (:func:`maintain`)
         self._upkeep = Upkeep()
-        #: the upkeep that runs beside the next micro-batch (a packing of files)
-        self._beside = OneAtATime()
         self.created_with = lane_log.properties(settings.stream.log_retention)
         #: :func:`view_input`, told the events' fields and the view settings once
         self._view_input = partial(
@@ -148,11 +146,8 @@ class MicroBatchProcessor:
     def close(self) -> None:
         """Release what the processor holds between micro-batches: a consumer, a cache.
 
-        Called once the lane's query has stopped, so no micro-batch is using them; the
-        upkeep running beside the micro-batches is waited for, so that a restart's
-        recovery, or whatever runs after the lane, finds the log still.
+        Called once the lane's query has stopped, so no micro-batch is using them.
         """
-        self._beside.wait()
         self._catalog_ends.close()
         self._events_ends.close()
         if self._catalog is not None:
@@ -296,7 +291,7 @@ class MicroBatchProcessor:
         ``prepare``: the log's version, the epoch; ``count``: the one pass over the
         batch, and the views' plans built meanwhile; ``commit``: the views'
         contributions computed and written in one Delta commit; then, when due,
-        ``compact``, ``prune``, ``gather`` and ``tidy`` (:func:`maintain`), and
+        ``compact``, ``pack``, ``prune``, ``gather`` and ``tidy`` (:func:`maintain`), and
         ``maintain`` for the rest.
         """
         lap = Laps()
@@ -343,7 +338,6 @@ class MicroBatchProcessor:
             batch_id,
             row.max_event_time,
             self._upkeep,
-            self._beside.offer,
             lap,
         )
         lap("maintain")

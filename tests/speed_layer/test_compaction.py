@@ -17,7 +17,6 @@ from pyspark.testing import assertDataFrameEqual
 from config.settings import with_sections
 from lake import storage
 from lake.tables import Tables
-from lake.threads import OneAtATime
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
 from speed_layer.lane import open_lane
@@ -224,48 +223,16 @@ def test_a_view_of_a_row_per_event_has_its_files_packed_and_its_rows_kept(
     packing = storage.commit_actions(spark, lane.log, version)
     assert [a["add"]["partitionValues"][lane_log.PART] for a in packing if "add" in a] == [part]
     assert sum("remove" in a for a in packing) == 3  # the three small files, one file now
-    # no data changed: Delta checks it against no append that commits meanwhile
-    [info] = [a["commitInfo"] for a in packing if "commitInfo" in a]
-    assert (info["operation"], info["isolationLevel"]) == ("OPTIMIZE", "SnapshotIsolation")
-    assert storage.appended(spark, lane.log, compacted, version, {lane_log.PART: part}) == []
+    # no data changed: readers of what was appended pass it over
+    assert _operation(spark, lane, version) == "OPTIMIZE"
     assert not any(a[k]["dataChange"] for a in packing for k in ("add", "remove") if k in a)
+    assert storage.appended(spark, lane.log, compacted, version, {lane_log.PART: part}) == []
     assertDataFrameEqual(
         _state(spark, lane, PER_EVENT),
         spark.createDataFrame(copies, "event_id string, n long"),  # every row kept
     )
     assertDataFrameEqual(  # the windowed view merged, the per-event one left to the packing
         _state(spark, lane, WINDOWED), _windowed(spark, [("2026-01-01 00:01:00", 3)])
-    )
-
-
-def test_a_packing_and_micro_batches_appending_meanwhile_all_commit(spark, base_settings, tmp_path):
-    settings = with_sections(base_settings, storage={"root": str(tmp_path)})
-    lane = open_lane(spark, Tables.of(settings), "kappa-v1")
-    registry = ViewRegistry([PER_EVENT])
-
-    def append(event_id: str) -> None:
-        frame = spark.createDataFrame([(event_id, 1)], "event_id string, n long")
-        lane_log.commit(spark, lane, [lane_log.state_rows(EPOCH.id, PER_EVENT.name, frame)])
-
-    for i in range(6):
-        append(f"before{i}")
-    beside = OneAtATime()
-    assert beside.offer("packing", lambda: pack(spark, lane, registry, EPOCH))
-    appended_meanwhile = [f"meanwhile{i}" for i in range(6)]
-    for event_id in appended_meanwhile:
-        append(event_id)
-    beside.wait()
-
-    assert (beside.ran, beside.skipped) == (1, 0)
-    last = lane_log.version(spark, lane)
-    assert last is not None
-    notes = [_note(spark, lane, v) for v in range(last + 1)]
-    operations = [_operation(spark, lane, v) for v in range(last + 1)]
-    assert operations.count("OPTIMIZE") == 1, "the packing committed"
-    assert notes == [None] * (last + 1), "no append took a note of the packing's"
-    expected = [(f"before{i}", 1) for i in range(6)] + [(e, 1) for e in appended_meanwhile]
-    assertDataFrameEqual(
-        _state(spark, lane, PER_EVENT), spark.createDataFrame(expected, "event_id string, n long")
     )
 
 
