@@ -48,9 +48,12 @@ class HeldContext:
     def __init__(self, registry: ViewRegistry, settings: ViewSettings) -> None:
         self.settings = settings
         self.time = registry.contract.time_field
-        joining = [v for v in registry if v.context_lookback is not None]
         self.reach = max(
-            (v.context_lookback(settings) + settings.lateness(v.name) for v in joining),
+            (
+                lookback(settings) + settings.lateness(v.name)
+                for v in registry
+                if (lookback := v.context_lookback) is not None
+            ),
             default=None,
         )
         #: the clock: the minimum over partitions of each one's newest event time, as a
