@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
 from config.settings import Settings, with_sections
 from designs.kappa.reprocess import reprocess
@@ -47,6 +48,19 @@ def _open(key: str, purchases: int) -> tuple[str, dict]:
 def _retracted(key: str, purchases: int) -> tuple[str, dict]:
     key, value = _open(key, purchases)
     return key, {**value, "status": "retracted"}
+
+
+def _lane_publisher(spark: SparkSession, settings: Settings) -> LanePublisher:
+    """A Lambda lane's publisher of the bursts view, as ``lk speed`` builds it."""
+    tables = Tables.of(settings)
+    return LanePublisher(
+        spark,
+        settings,
+        REGISTRY,
+        "lambda",
+        lambda s: lambda_source(s, tables, REGISTRY),
+        settings.views.lateness(VIEW.name),
+    )
 
 
 KILLED = """
@@ -136,15 +150,7 @@ def test_a_lane_publishes_what_its_commits_could_change_and_starts_over_when_fen
     """The lane's publisher reads the whole topic and every burst once, then only the
     bursts its commits can have changed (a bound), until another publisher fences it."""
     settings = fresh_topics(kafka_settings)
-    tables = Tables.of(settings)
-    publisher = LanePublisher(
-        spark,
-        settings,
-        REGISTRY,
-        "lambda",
-        lambda s: lambda_source(s, tables, REGISTRY),
-        settings.views.lateness(VIEW.name),
-    )
+    publisher = _lane_publisher(spark, settings)
 
     def lane_with(*records: list) -> None:
         assert produce(settings, [r for batch in records for r in batch]).failed == 0
@@ -166,7 +172,7 @@ def test_a_lane_publishes_what_its_commits_could_change_and_starts_over_when_fen
         assert (publisher.whole, publisher.bounded) == (1, 2)  # the first one whole
 
         # a whole publish of the same design (a batch run's) fences the lane's producer
-        lam = lambda s: lambda_source(s, tables, REGISTRY)  # noqa: E731
+        lam = lambda s: lambda_source(s, Tables.of(settings), REGISTRY)  # noqa: E731
         assert publish_served(spark, settings, REGISTRY, "lambda", lam) == Published(0, 0)
         user_3 = "3:2026-11-01T10:12:00.000Z"
         lane_with(purchases(3, 11, 12))
@@ -181,15 +187,7 @@ def test_a_lane_publishes_what_its_commits_could_change_and_starts_over_when_fen
 def test_a_lanes_alerts_run_behind_its_micro_batches_in_the_default_pool(spark, kafka_settings):
     """The lane's thread submits to the live pool; its publisher's reads go to ``default``."""
     settings = fresh_topics(kafka_settings)
-    tables = Tables.of(settings)
-    publisher = LanePublisher(
-        spark,
-        settings,
-        REGISTRY,
-        "lambda",
-        lambda s: lambda_source(s, tables, REGISTRY),
-        settings.views.lateness(VIEW.name),
-    )
+    publisher = _lane_publisher(spark, settings)
     assert produce(settings, purchases(1, 0, 2, 4)).failed == 0
     run_speed(spark, settings, REGISTRY, until_caught_up=True)
     try:

@@ -18,10 +18,10 @@ STATE = {"part": "state/e1/counts"}
 OTHER = {"part": "retained"}
 
 
-def _commit(table: Path, version: int, *actions: dict) -> None:
+def _commit(table: Path, version: int, *actions: dict, info: dict | None = None) -> None:
     log = table / "_delta_log"
     log.mkdir(parents=True, exist_ok=True)
-    lines = [{"commitInfo": {"operation": "WRITE"}}, *actions]
+    lines = [{"commitInfo": info or {"operation": "WRITE"}}, *actions]
     (log / f"{version:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in lines))
 
 
@@ -108,13 +108,13 @@ def test_a_commit_is_told_from_one_with_the_same_number_in_a_table_written_again
 def test_a_commit_noted_same_answers_is_passed_over_with_the_files_it_removed(tmp_path):
     """A lane's compaction: readers that merge keep the files they listed (still on disk)."""
     _commit(tmp_path, 1, _add("part=state%252Fe1%252Fcounts/a.parquet", STATE))
-    compaction = [
-        {"commitInfo": {"operation": "WRITE", "userMetadata": storage.SAME_ANSWERS}},
+    _commit(
+        tmp_path,
+        2,
         _remove("part=state%252Fe1%252Fcounts/a.parquet", STATE),
         _add("part=state%252Fe1%252Fcounts/merged.parquet", STATE),
-    ]
-    log = tmp_path / "_delta_log"
-    (log / f"{2:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in compaction))
+        info={"operation": "WRITE", "userMetadata": storage.SAME_ANSWERS},
+    )
     _commit(tmp_path, 3, _add("part=state%252Fe1%252Fcounts/b.parquet", STATE))
 
     assert _appended(tmp_path, 0, 3) == [
@@ -127,13 +127,13 @@ def test_a_packing_of_files_that_changes_no_data_is_passed_over(tmp_path):
     """Delta's OPTIMIZE: the same rows in other files, every action without a data change."""
     _commit(tmp_path, 1, _add("part=state%252Fe1%252Fcounts/a.parquet", STATE))
     removed = _remove("part=state%252Fe1%252Fcounts/a.parquet", STATE)["remove"]
-    packing = [
-        {"commitInfo": {"operation": "OPTIMIZE"}},
+    _commit(
+        tmp_path,
+        2,
         {"remove": {**removed, "dataChange": False}},
         _add("part=state%252Fe1%252Fcounts/packed.parquet", STATE, dataChange=False),
-    ]
-    log = tmp_path / "_delta_log"
-    (log / f"{2:020d}.json").write_text("".join(json.dumps(a) + "\n" for a in packing))
+        info={"operation": "OPTIMIZE"},
+    )
     _commit(tmp_path, 3, _add("part=state%252Fe1%252Fcounts/b.parquet", STATE))
 
     assert _appended(tmp_path, 0, 3) == [
