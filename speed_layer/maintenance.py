@@ -181,11 +181,10 @@ def pack(spark: SparkSession, lane: Lane, registry: ViewRegistry, epoch: Epoch) 
     each row is rewritten once, when its small file is packed. At 5,000 events/s such a
     state (a row per event) grows by a file per micro-batch, and merging it (a
     compaction) rewrote the events of twenty minutes each time to drop a few copies.
-    It runs before the next micro-batch, as the compaction does. It conflicts with no
-    append, and it ran beside the micro-batches for a while; in the 8-minute run at
-    5,000 events/s that did so (2026-12-01), the micro-batches after the second packing
-    took 12-51 s, against 7-14 s before the first: Spark pre-empts no task, and a
-    packing's tasks run for seconds.
+    It runs before the next micro-batch, as the compaction does, though it conflicts
+    with no append: beside it, its seconds-long tasks held both cores while the
+    micro-batch waited (Spark pre-empts no task; docs/architecture.md, "A state of a row
+    per event is packed, not merged").
     """
     parts = [lane_log.state_part(epoch.id, v.name) for v in registry if v.compaction == "pack"]
     if parts:

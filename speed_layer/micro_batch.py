@@ -25,9 +25,9 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
    (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
    Every ``stream.compact_every`` micro-batches one more commit merges what was
    appended since the last one (one row per key again; a state of a row per event has
-   its small files packed instead), and every ``PRUNE_EVERY`` a
-   delete drops the retained events nothing can need any more and each ten minutes of
-   them the clock has passed is gathered into one file (:mod:`speed_layer.maintenance`).
+   its small files packed instead), and every ``PRUNE_EVERY`` a delete drops the
+   retained events nothing can need any more and each ten minutes of them the clock has
+   passed is gathered into one file (:mod:`speed_layer.maintenance`).
 
 A micro-batch Spark never recorded as committed is undone by restoring the log before a
 restart (:mod:`speed_layer.recovery`) and recomputed from the same inputs:
