@@ -13,6 +13,7 @@ partition column ``part``, each kind in a struct column of its own:
 ``late``               ``late``                     (view, event) pairs behind a watermark
 ``quarantine``         ``quarantine``               malformed records, with the reason
 ``retained``           ``retained``                 recent valid events, with ``late_for``
+``context/V``          ``context``                  what view V's join can still meet
 ``progress``           ``progress``                 one row per micro-batch or rebase
 =====================  ===========================  ==================================
 
@@ -48,6 +49,8 @@ from lake.spark import session_settings
 from speed_layer.lane import Lane
 
 LATE, QUARANTINE, RETAINED, PROGRESS = "late", "quarantine", "retained", "progress"
+CONTEXT = "context"
+"""The struct column of every view's join context (:func:`context_part`): retained events."""
 APPEND_ONLY = (PROGRESS, LATE, QUARANTINE)
 """Parts that only ever gain rows: tidied by merging their small files."""
 SMALL_FILE = 8 << 20
@@ -57,6 +60,16 @@ SMALL_FILE = 8 << 20
 def state_part(epoch: str, view: str) -> str:
     """The ``part`` of view ``view``'s state in ``epoch``."""
     return f"state/{epoch}/{view}"
+
+
+def context_part(view: str) -> str:
+    """The ``part`` of the events view ``view``'s join can still meet (``View.context_kept``)."""
+    return f"{CONTEXT}/{view}"
+
+
+def context_rows(view: str, frame: DataFrame) -> DataFrame:
+    """Retained events as log rows of view ``view``'s context part."""
+    return rows(context_part(view), frame, CONTEXT)
 
 
 def state_table(lane: Lane, epoch: str, view: str) -> StateTable:
@@ -333,15 +346,23 @@ def vacuum(spark: SparkSession, lane: Lane) -> None:
 
 
 def read(
-    spark: SparkSession, lane: Lane, part: str, version: int | None = None
+    spark: SparkSession,
+    lane: Lane,
+    part: str,
+    version: int | None = None,
+    column: str | None = None,
 ) -> DataFrame | None:
-    """The rows of ``part`` (as of ``version``); None if the log holds no such rows yet."""
+    """The rows of ``part`` (as of ``version``), from struct ``column`` (default ``part``).
+
+    None if the log holds no such column yet.
+    """
     if version is None and not storage.is_delta_table(spark, lane.log):
         return None
     frame = StateTable(lane.log).read(spark, version)
-    if part not in frame.columns:
+    column = column or part
+    if column not in frame.columns:
         return None
-    return frame.where(F.col(PART) == part).select(f"`{part}`.*")
+    return frame.where(F.col(PART) == part).select(f"`{column}`.*")
 
 
 def version(spark: SparkSession, lane: Lane) -> int | None:

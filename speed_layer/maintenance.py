@@ -22,6 +22,7 @@ from lake.offsets import below
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
 from speed_layer.lane import Lane
+from speed_layer.view_input import kept_for_join
 from views.registry import ViewRegistry
 from views.windows import floor_to
 
@@ -59,7 +60,8 @@ def maintain(
 ) -> Upkeep:
     """After micro-batch ``batch_id``: compact, prune and tidy the lane's log, when due.
 
-    Every ``stream.compact_every`` micro-batches the views' state is merged in one
+    Every ``stream.compact_every`` micro-batches the views' state is merged, and each
+    join's context reduced to what it can still meet (:func:`contexts`), in one
     commit (:func:`compact`), and the files of the views that compact by packing are
     packed in another (:func:`pack`). Every :data:`PRUNE_EVERY`, once the lane has an
     event-time ``clock``, the retained rows past the keep-back are deleted, and Delta
@@ -74,7 +76,8 @@ def maintain(
     ``gather``, ``tidy``), for the micro-batch's phase timings.
     """
     if batch_id > 0 and batch_id % settings.stream.compact_every == 0:
-        done = replace(done, compacted=compact(spark, lane, registry, epoch, done.compacted))
+        joins = contexts(spark, settings, lane, registry, clock)
+        done = replace(done, compacted=compact(spark, lane, registry, epoch, done.compacted, joins))
         lap("compact")
         pack(spark, lane, registry, epoch)
         lap("pack")
@@ -123,8 +126,47 @@ def gather(
     return start
 
 
+def contexts(
+    spark: SparkSession,
+    settings: Settings,
+    lane: Lane,
+    registry: ViewRegistry,
+    clock: datetime | None,
+) -> list[tuple[str, DataFrame]]:
+    """Each join's context part again: the view's ``context_kept`` of what it holds.
+
+    A micro-batch appends what its own events leave for the join; the view's rule over
+    all of them keeps fewer (``conversions``: two page views per user, product and hour
+    however many micro-batches wrote one), and the events older than the keep-back
+    (:func:`keep_back`) go. So the context the next micro-batches read stays the size
+    of what can still be met, not of the look-back's events. Returns ``(region,
+    rows)`` for :func:`compact`'s commit; none for a log with no context part yet.
+    """
+    found: list[tuple[str, DataFrame]] = []
+    time = registry.contract.time_field
+    for view in registry:
+        if view.context_lookback is None or view.context_kept is None:
+            continue
+        part = lane_log.context_part(view.name)
+        held = lane_log.read(spark, lane, part, column=lane_log.CONTEXT)
+        if held is None:
+            continue
+        watermark = None
+        if clock is not None:
+            held = held.where(F.col(time) >= F.lit(clock - keep_back(settings.views, registry)))
+            watermark = clock - settings.views.lateness(view.name)
+        kept = kept_for_join(view, held, watermark, settings.views)
+        found.append((lane_log.whole(part), lane_log.context_rows(view.name, kept)))
+    return found
+
+
 def compact(
-    spark: SparkSession, lane: Lane, registry: ViewRegistry, epoch: Epoch, since: int | None
+    spark: SparkSession,
+    lane: Lane,
+    registry: ViewRegistry,
+    epoch: Epoch,
+    since: int | None,
+    also: list[tuple[str, DataFrame]] | None = None,
 ) -> int | None:
     """Merge the views' state rows that commits since version ``since`` could change.
 
@@ -139,15 +181,16 @@ def compact(
     event, which merging hardly shrinks) is left to :func:`pack`. Readers see the same
     answers before and after (the merge rule is applied on read anyway): the commit is
     noted so (:data:`lake.storage.SAME_ANSWERS`), and a
-    reader that merges may skip it. Returns the version of the log after it.
+    reader that merges may skip it. ``also``: more ``(region, rows)`` to replace in
+    the same commit (:func:`contexts`). Returns the version of the log after it.
     """
     until = lane_log.version(spark, lane)
     if until is None:
         return since
     if since is not None and since > until:
         since = None  # the log was written again from version 0 (a first micro-batch's recovery)
-    regions: list[str] = []
-    pieces: list[DataFrame] = []
+    regions = [region for region, _ in also or []]
+    pieces = [rows for _, rows in also or []]
     for view in registry:
         if view.compaction == "pack":
             continue

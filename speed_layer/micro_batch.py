@@ -20,8 +20,10 @@ For every micro-batch ``[a, b)`` (already decoded and de-duplicated upstream):
    cost, not what the state holds. A micro-batch that opens an epoch computes its
    events within the epoch's opening state instead, one pass per view
    (:meth:`MicroBatchProcessor._epoch_state`);
-5. the contributions, the late events, the malformed records, the retained events and
-   the progress row go to the lane's log in **one** Delta commit
+5. the contributions, the late events, the malformed records, the retained events, what
+   each join keeps of them (``View.context_kept``: its context in later micro-batches,
+   instead of every retained event of its look-back) and the progress row go to the
+   lane's log in **one** Delta commit
    (:mod:`speed_layer.lane_log`): the micro-batch happened as a whole or not at all.
    Every ``stream.compact_every`` micro-batches one more commit merges what was
    appended since the last one (one row per key again; a state of a row per event has
@@ -79,7 +81,7 @@ from speed_layer.jobs import release
 from speed_layer.lane import Lane
 from speed_layer.maintenance import Upkeep, keep_back, maintain, prunable
 from speed_layer.recovery import record_version
-from speed_layer.view_input import view_input
+from speed_layer.view_input import kept_for_join, view_input
 from speed_layer.watermarks import late_for, late_rows, parameters
 from views.base import ViewContext
 from views.registry import ViewRegistry
@@ -107,7 +109,9 @@ class MicroBatchProcessor:
         self.columns = event_columns(registry.contract)
         self.time = registry.contract.time_field
         #: what reads of the log filter on: the retained events' time (the look-back)
-        self.indexed = (f"{lane_log.RETAINED}.{self.time}",)
+        self.indexed = (f"{lane_log.RETAINED}.{self.time}", f"{lane_log.CONTEXT}.{self.time}")
+        #: the joins that keep only what they can still meet (``View.context_kept``)
+        self.joins = [view for view in registry if view.context_lookback and view.context_kept]
         #: and each view's time key (:func:`lane_log.index`), what compactions select on
         self.keys = {view.name: view.key for view in registry}
         #: what this process's maintenance of the log did so far (:func:`maintain`)
@@ -161,6 +165,22 @@ class MicroBatchProcessor:
         if version is None:
             return None
         return lane_log.read(self.spark, self.lane, lane_log.RETAINED, version)
+
+    def _kept(self, version: int | None) -> dict[str, DataFrame]:
+        """What each join kept of earlier micro-batches (its context part), at ``version``.
+
+        A view is missing when the log holds no context part yet (a log written before
+        lanes kept them): its join reads the retained events, as then.
+        """
+        if version is None:
+            return {}
+        found = {}
+        for view in self.joins:
+            part = lane_log.context_part(view.name)
+            rows = lane_log.read(self.spark, self.lane, part, version, lane_log.CONTEXT)
+            if rows is not None:
+                found[view.name] = rows
+        return found
 
     def _epoch_state(
         self,
@@ -299,11 +319,12 @@ class MicroBatchProcessor:
         spark = self.spark
         previous = self._previous(batch_id)
         epoch = self.epoch()
-        retained = self._retained(record_version(spark, self.lane, batch_id))
+        version = record_version(spark, self.lane, batch_id)
+        retained, kept = self._retained(version), self._kept(version)
         held: list[DataFrame] = []  # what this micro-batch caches, released after its commit
         try:
             lap("prepare")
-            stats, written = self._process(batch, batch_id, epoch, previous, retained, held)
+            stats, written = self._process(batch, batch_id, epoch, previous, retained, kept, held)
             start, end = committed_offsets(spark, self.lane, batch_id)
             lap("count")
             row = progress.BatchProgress(
@@ -353,14 +374,16 @@ class MicroBatchProcessor:
         epoch: Epoch,
         previous: progress.BatchProgress | None,
         earlier: DataFrame | None,
+        kept: dict[str, DataFrame],
         held: list[DataFrame],
     ) -> tuple[dict, list[DataFrame]]:
         """The micro-batch's counts for its progress row, and its rows for the log.
 
         The counting pass starts first; the views' context, the epoch's opening state
         (when this micro-batch opens one) and the views' plans are built while it runs.
-        ``held`` takes what the micro-batch caches: the flagged batch, and the views'
-        join partners (``_view_input``).
+        ``earlier``: the retained events; ``kept``: what each join kept (:meth:`_kept`),
+        its context instead of them. ``held`` takes what the micro-batch caches: the
+        flagged batch, and the views' join partners (``_view_input``).
         """
         views = list(self.registry)
         seen = previous.max_event_time if previous else None
@@ -399,6 +422,7 @@ class MicroBatchProcessor:
         events = every.where(owned)
         before_cutoff = every.where(~owned)
         context = before_cutoff if earlier is None else earlier.unionByName(before_cutoff)
+        contexts = {name: rows.unionByName(before_cutoff) for name, rows in kept.items()}
         try:  # the views' plans are built while the counting pass runs (in_background)
             ctx = self._context()
             opening: list[DataFrame] = []
@@ -414,7 +438,12 @@ class MicroBatchProcessor:
                         view.name,
                         view.compute(
                             self._view_input(
-                                view, events, context, watermarks[view.name], held, epoch.cutoff
+                                view,
+                                events,
+                                contexts.get(view.name, context),
+                                watermarks[view.name],
+                                held,
+                                epoch.cutoff,
                             ),
                             ctx,
                         ),
@@ -446,17 +475,26 @@ class MicroBatchProcessor:
             written.append(lane_log.rows(lane_log.LATE, late_events))
         max_time = min(clock.values()) if clock else None
         if counts["input"] > counts["bad"]:
-            kept = every
+            retained = every
             if max_time is not None:
                 # the bound joined in as data, as the watermarks are (module docstring)
                 back = keep_back(self.settings.views, self.registry)
                 since = one_row(self.spark, {"_keep_since": (max_time - back, "timestamp")})
-                kept = (
+                retained = (
                     every.crossJoin(F.broadcast(since))
                     .where(~prunable(epoch, self.time, F.col("_keep_since")))
                     .drop("_keep_since")
                 )
-            written.append(lane_log.rows(lane_log.RETAINED, kept))
+            written.append(lane_log.rows(lane_log.RETAINED, retained))
+            for view in self.joins:
+                source = retained
+                if earlier is not None and view.name not in kept:
+                    # a log with no context part yet: the join's first is what it retained
+                    source = earlier.unionByName(retained)
+                # no watermark: a literal that moves each micro-batch would recompile the
+                # stage each time (module docstring), and it would drop only late events
+                rows = kept_for_join(view, source, None, self.settings.views)
+                written.append(lane_log.context_rows(view.name, rows))
         stats = {
             "max_event_time": max_time,
             "partition_clock": clock,

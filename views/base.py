@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 from pyspark.sql import Column, DataFrame
@@ -40,6 +40,7 @@ Totals = Callable[[DataFrame, ViewSettings], dict[str, Column]]
 Merge = Callable[[DataFrame], DataFrame]
 Present = Callable[[DataFrame], DataFrame]
 Partners = Callable[[DataFrame, DataFrame, ViewSettings], DataFrame]
+ContextKept = Callable[[DataFrame, ViewSettings, datetime | None], DataFrame]
 Compaction = Literal["merge", "pack"]
 
 
@@ -81,6 +82,15 @@ class View:
             micro-batch with these only, not with everything of the look-back they
             retained. An earlier event it leaves out must change no result; without it,
             every earlier event of the look-back is context.
+        context_kept: ``(events, settings, watermark) -> events``: of a lane's on-time
+            events, the ones the join can still need once the view's watermark is
+            ``watermark`` (None: none yet), and no more. The streaming layers keep only
+            these for the join, in a part of the lane's log of their own, and apply it
+            again to what they kept whenever they compact, so the join's context follows
+            what it can still meet, not every event of the look-back. An event it leaves
+            out must change no later result; ``context_kept(a ∪ b)`` must equal
+            ``context_kept(context_kept(a) ∪ context_kept(b))`` in what it joins. Without
+            it, every event of the look-back is kept.
         window: the window, for humans (``lk views``); ``{field}`` is replaced by that
             field of the view settings (``"tumbling {tumbling_window}"``).
         compaction: how a streaming lane keeps the view's appended state small.
@@ -102,6 +112,7 @@ class View:
     order_by: tuple[str, ...] = ()
     context_lookback: Callable[[ViewSettings], timedelta] | None = None
     partners: Partners | None = None
+    context_kept: ContextKept | None = None
     non_negative: tuple[str, ...] = ()
     totals: Totals | None = None
     settles_with: str | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -82,6 +84,37 @@ def partners(own: DataFrame, earlier: DataFrame, settings: ViewSettings) -> Data
     return earlier.join(F.broadcast(wanted), same_pair & (a_view | a_purchase), "left_semi")
 
 
+def context_kept(
+    events: DataFrame, settings: ViewSettings, watermark: datetime | None
+) -> DataFrame:
+    """Of earlier events, the ones a later event can still meet in this join.
+
+    Page views: of one user's views of one product in a step of time as long as the
+    look-back, the first and the last. A later purchase whose look-back holds a view of
+    the step holds one of those two: the first when the purchase is inside the step (its
+    look-back reaches back past the step's start), the last when its look-back starts
+    inside the step (it ends past the step's end). So a lane keeps at most two views
+    per user, product and step, however many it read. Purchases: a later page view
+    meets a purchase at or after it, and every page view still to come is on time (at
+    or after ``watermark``), so a purchase before the watermark meets none. Other
+    events meet nothing.
+    """
+    time, kind = F.col("event_time"), F.col("event_type")
+    purchases = events.where(kind == "purchase")
+    if watermark is not None:
+        purchases = purchases.where(time >= F.lit(watermark))
+    step_us = settings.conversion_lookback // timedelta(microseconds=1)
+    step = F.floor(F.unix_micros(time) / F.lit(step_us))
+    row = F.struct(*[F.col(f"`{c}`") for c in events.columns])
+    ends = (
+        events.where(kind == "page_view")
+        .groupBy("user_id", "product_id", step.alias("_step"))
+        .agg(F.array_distinct(F.array(F.min_by(row, time), F.max_by(row, time))).alias("_ends"))
+    )
+    views = ends.select(F.explode("_ends").alias("_end")).select("_end.*")
+    return purchases.unionByName(views)
+
+
 def _interval(settings: ViewSettings) -> Column:
     return F.expr(f"INTERVAL {format_duration(settings.conversion_lookback)}")
 
@@ -118,6 +151,7 @@ VIEW = View(
     order_by=KEY,
     context_lookback=lambda settings: settings.conversion_lookback,
     partners=partners,
+    context_kept=context_kept,
     non_negative=("purchases", "converted"),
     totals=lambda events, _: {"purchases": F.count(F.when(F.col("event_type") == "purchase", 1))},
     compaction="pack",

@@ -1,7 +1,9 @@
+import random
 from datetime import timedelta
 
 import pytest
-from pyspark.sql import Row
+from pyspark.sql import DataFrame, Row
+from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from tests.views.conftest import T0
@@ -43,6 +45,71 @@ def test_conversion_merge_counts_a_purchase_once_across_parts(events, ctx):
     whole = conversions.VIEW.compute(view_part, c)
     merged = conversions.VIEW.merge(whole.unionByName(whole))
     assertDataFrameEqual(conversions.VIEW.present(merged), conversions.VIEW.present(whole))
+
+
+def test_conversion_context_keeps_each_hours_first_and_last_view_and_the_purchases_ahead(
+    events, ctx
+):
+    step = T0 + 2 * HOUR  # steps of the look-back's length start on the hour
+    watermark = step + timedelta(minutes=30)
+    minute = timedelta(minutes=1)
+    earlier = events(
+        [
+            ("page_view", 1, 10, None, None, step + minute),  # first of (1, 10)'s hour
+            ("page_view", 1, 10, None, None, step + 20 * minute),  # between: met by neither
+            ("page_view", 1, 10, None, None, step + 59 * minute),  # last of the hour
+            ("page_view", 1, 10, None, None, step + HOUR),  # the next hour's only view
+            ("page_view", 2, 10, None, None, step + 20 * minute),  # (2, 10)'s only view
+            ("purchase", 1, 10, 1, 1.0, watermark - MS),  # no page view to come precedes it
+            ("purchase", 1, 10, 1, 1.0, watermark),  # one on time may
+            ("add_to_cart", 1, 10, 1, 1.0, watermark),  # never a partner
+        ]
+    )
+    kept = conversions.context_kept(earlier, ctx().settings, watermark)
+    assertDataFrameEqual(
+        kept.select("event_type", "user_id", "product_id", "event_time"),
+        [
+            Row("page_view", 1, 10, step + minute),
+            Row("page_view", 1, 10, step + 59 * minute),
+            Row("page_view", 1, 10, step + HOUR),
+            Row("page_view", 2, 10, step + 20 * minute),
+            Row("purchase", 1, 10, watermark),
+        ],
+    )
+    assert kept.columns == earlier.columns, "whole events, as the join reads them"
+
+
+def _converted(ctx, earlier: DataFrame, own: DataFrame, context: DataFrame) -> DataFrame:
+    """The state after ``own`` met ``context``, merged onto ``earlier``'s own state."""
+    met = own.unionByName(conversions.partners(own, context, ctx.settings))
+    view = conversions.VIEW
+    return view.merge(view.compute(earlier, ctx).unionByName(view.compute(met, ctx)))
+
+
+def test_the_kept_context_converts_every_later_purchase_as_every_earlier_event_does(events, ctx):
+    """Three hours of views and purchases, a few of each user and product, then on-time
+    events (at or after the watermark, as a lane's are): the same conversions either way."""
+    rng = random.Random(7)
+    watermark = T0 + 2 * HOUR + timedelta(minutes=30)
+
+    def row(at: timedelta, purchases: float) -> tuple:
+        user, product = rng.randint(1, 100), rng.randint(10, 11)
+        if rng.random() < purchases:
+            return ("purchase", user, product, 1, 1.0, T0 + at)
+        return ("page_view", user, product, None, None, T0 + at)
+
+    def seconds(low: int, high: int) -> timedelta:
+        return timedelta(seconds=rng.randint(low, high))
+
+    earlier = [row(seconds(0, 3 * 3600), 0.3) for _ in range(4_000)]
+    own = [row(watermark - T0 + seconds(0, 3600), 0.5) for _ in range(600)]
+    every = events(earlier + own)
+    before = every.where(F.col("offset") < len(earlier))
+    mine = every.where(F.col("offset") >= len(earlier))
+    c = ctx()
+    kept = conversions.context_kept(before, c.settings, watermark)
+    assert kept.count() < before.count() / 2, "the point: fewer to read"
+    assertDataFrameEqual(_converted(c, before, mine, kept), _converted(c, before, mine, before))
 
 
 def test_cart_is_the_integral_of_its_changes(events, ctx):
