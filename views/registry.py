@@ -35,7 +35,7 @@ NAME = re.compile(r"[a-z][a-z0-9_]*")
 """A view's name: its struct column and ``part`` value in the tables that keep views, a
 path in ``lk serve``'s API. Lower case, as Spark matches column names in any case."""
 
-RESERVED = frozenset({"part", "late", "quarantine", "retained", "progress"})
+RESERVED = frozenset({"part", "late", "quarantine", "retained", "context", "progress"})
 """Names the tables that keep views take for columns of their own: ``part``
 (:data:`lake.source.PART`) and the other kinds of rows a lane's log holds
 (:mod:`speed_layer.lane_log`)."""

@@ -106,7 +106,7 @@ def test_two_views_with_one_name_are_refused_naming_both(tmp_path):
         ("per-minute", "lower-case letters"),
         ("per minute", "lower-case letters"),
         ("1st", "starting with a letter"),
-        ("late", "reserved: late, part, progress, quarantine, retained"),
+        ("late", "reserved: context, late, part, progress, quarantine, retained"),
         ("part", "use that name for a column of their own"),
     ],
 )
@@ -188,5 +188,11 @@ def test_built_in_views_over_other_events_and_bad_rules_fail_on_spark(spark, tmp
 
 @pytest.mark.unit
 def test_the_reserved_names_are_the_columns_the_tables_that_keep_views_take():
-    kinds = {lane_log.LATE, lane_log.QUARANTINE, lane_log.RETAINED, lane_log.PROGRESS}
+    kinds = {
+        lane_log.LATE,
+        lane_log.QUARANTINE,
+        lane_log.RETAINED,
+        lane_log.CONTEXT,
+        lane_log.PROGRESS,
+    }
     assert {PART, *kinds} == RESERVED
