@@ -20,10 +20,16 @@ ways, each the median of ``--repeat`` runs after one to warm up:
   candidate the issue names: a copy held between micro-batches), with what it holds;
 * ``own_only``: the view over the micro-batch alone, no earlier events: what a design
   that did not join across micro-batches (the views floor) pays for this view;
-* ``through_gathered_log``: as the lane does now, over a log whose retained events of
-  each closed ten minutes were gathered into one file
-  (:func:`speed_layer.maintenance.gather`), a second log written alongside with the
-  same commits.
+* ``through_gathered_log``: over a log whose retained events of each closed ten
+  minutes were gathered into one file (:func:`speed_layer.maintenance.gather`), a
+  second log written alongside with the same commits;
+* ``through_kept_context``: as the lane does now, over what the join keeps of them
+  (``View.context_kept``: two page views per user, product and hour, the purchases a
+  page view to come can still meet), a third log written alongside: each commit's
+  kept rows, and every ``stream.compact_every`` commits a compaction of them
+  (:func:`speed_layer.maintenance.contexts`). ``kept_rows`` is what it reads,
+  ``kept_write_seconds`` the median cost of a commit of retained events, and of one
+  of what the join keeps of them, and a compaction's.
 
 Run: ``python -m benchmarks.join_lookback [--rate 2000] [--minutes 10 20 40 75]``.
 """
@@ -47,13 +53,16 @@ from event_log.decode import event_columns, event_schema
 from lake.spark import build_session
 from measure.laps import median_run
 from measure.machine import machine
+from measure.stats import percentile
 from speed_layer import lane_log
+from speed_layer.epoch import Epoch
 from speed_layer.jobs import release
 from speed_layer.lane import Lane
-from speed_layer.maintenance import REGION_STEP, gather
-from speed_layer.view_input import CONTEXT_STEP, view_input
+from speed_layer.maintenance import REGION_STEP, compact, contexts, gather
+from speed_layer.view_input import CONTEXT_STEP, kept_for_join, view_input
 from views import default_registry
 from views.base import View, ViewContext
+from views.registry import ViewRegistry
 from views.windows import floor_to
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,6 +119,7 @@ def measure(
     clock: datetime,
     repeat: int,
     gathered: Lane,
+    kept_lane: Lane,
 ) -> dict[str, Any]:
     """The four ways of one micro-batch (the module docstring) over the logs as they are."""
     columns, time_field = event_columns(default_registry().contract), "event_time"
@@ -151,16 +161,22 @@ def measure(
     assert fewer is not None
     through_gathered_log, also = median_run(joined(fewer), repeat, warm_up=True)
     assert also == rows, "the gathered log gives the rows the log gives"
+    kept = lane_log.read(spark, kept_lane, lane_log.context_part(view.name), None, lane_log.CONTEXT)
+    assert kept is not None
+    through_kept_context, same_state = median_run(joined(kept), repeat, warm_up=True)
+    assert same_state == rows, "what the join keeps gives the rows every event gives"
     return {
         "retained_rows": held_rows,
         "rows_within_look_back": within.count(),
         "partner_rows": partners,
+        "kept_rows": kept.count(),
         "state_rows": rows,
         "seconds": {
             "through_log": round(through_log, 2),
             "held_in_memory": round(held_in_memory, 2),
             "own_only": round(own_only, 2),
             "through_gathered_log": round(through_gathered_log, 2),
+            "through_kept_context": round(through_kept_context, 2),
         },
         "retained_files": {"log": files(spark, lane), "gathered_log": files(spark, gathered)},
         "held_in_memory_mb": held_mb,
@@ -191,15 +207,30 @@ def main() -> None:
     points = []
     with tempfile.TemporaryDirectory(prefix="lk-join-lookback-") as tmp:
         lane, gathered = Lane("lookback", f"{tmp}/log"), Lane("gathered", f"{tmp}/gathered")
+        kept_lane, only = Lane("kept", f"{tmp}/kept"), ViewRegistry([view])
+        epoch = Epoch(id="kappa", cutoff={}, base=lambda view: None, keeps_history=False)
+        writes: dict[str, list[float]] = {"retained": [], "kept": [], "compaction": []}
         written, clock, since = 0, START, START
         for minutes in sorted(args.minutes):
             while clock < START + timedelta(minutes=minutes):
                 rows = shop_events(spark, settings, per_batch, clock, step.total_seconds(), written)
                 for log in (lane, gathered):
+                    started = time.perf_counter()
                     lane_log.commit(
                         spark, log, [lane_log.rows(lane_log.RETAINED, rows)], indexed=indexed
                     )
+                    writes["retained"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                kept_rows = kept_for_join(view, rows, None, settings.views)
+                piece = lane_log.context_rows(view.name, kept_rows)
+                lane_log.commit(spark, kept_lane, [piece], indexed=indexed)
+                writes["kept"].append(time.perf_counter() - started)
                 written, clock = written + 1, clock + step
+                if written % settings.stream.compact_every == 0:
+                    started = time.perf_counter()
+                    joins = contexts(spark, settings, kept_lane, only, clock)
+                    compact(spark, kept_lane, only, epoch, None, joins)
+                    writes["compaction"].append(time.perf_counter() - started)
             closed = floor_to(clock - settings.views.lateness(view.name), REGION_STEP)
             started = time.perf_counter()
             since = gather(spark, gathered, indexed[0], since, closed)
@@ -207,7 +238,12 @@ def main() -> None:
             own = shop_events(spark, settings, per_batch, clock, step.total_seconds(), 10**6)
             own = own.persist()
             point = {"look_back_minutes": minutes, "commits": written, "gather_seconds": gather_s}
-            point |= measure(spark, settings, view, lane, own, clock, args.repeat, gathered)
+            point |= measure(
+                spark, settings, view, lane, own, clock, args.repeat, gathered, kept_lane
+            )
+            point["kept_write_seconds"] = {
+                kind: round(percentile(times, 0.5), 3) for kind, times in writes.items() if times
+            }
             own.unpersist()
             print(json.dumps(point), flush=True)
             points.append(point)
