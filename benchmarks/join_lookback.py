@@ -57,9 +57,10 @@ from measure.stats import percentile
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
 from speed_layer.jobs import release
+from speed_layer.join_context import kept_for_join
 from speed_layer.lane import Lane
 from speed_layer.maintenance import REGION_STEP, compact, contexts, gather
-from speed_layer.view_input import CONTEXT_STEP, kept_for_join, view_input
+from speed_layer.view_input import CONTEXT_STEP, view_input
 from views import default_registry
 from views.base import View, ViewContext
 from views.registry import ViewRegistry

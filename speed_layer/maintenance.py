@@ -21,8 +21,8 @@ from lake import storage
 from lake.offsets import below
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
+from speed_layer.join_context import kept_for_join
 from speed_layer.lane import Lane
-from speed_layer.view_input import kept_for_join
 from views.registry import ViewRegistry
 from views.windows import floor_to
 

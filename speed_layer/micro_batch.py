@@ -78,10 +78,11 @@ from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets, offsets_read
 from speed_layer.epoch import Epoch
 from speed_layer.jobs import release
+from speed_layer.join_context import kept_for_join
 from speed_layer.lane import Lane
 from speed_layer.maintenance import Upkeep, keep_back, maintain, prunable
 from speed_layer.recovery import record_version
-from speed_layer.view_input import kept_for_join, view_input
+from speed_layer.view_input import view_input
 from speed_layer.watermarks import late_for, late_rows, parameters
 from views.base import ViewContext
 from views.registry import ViewRegistry

@@ -79,20 +79,3 @@ def view_input(
     context = context.select(*columns).persist()
     held.append(context)
     return own.select(*columns).unionByName(context)
-
-
-def kept_for_join(
-    view: View, events: DataFrame, watermark: datetime | None, settings: ViewSettings
-) -> DataFrame:
-    """What of ``events`` (retained rows, with ``late_for``) a lane keeps for ``view``'s join.
-
-    The view's ``context_kept`` of the events on time for it, and every event late for
-    it, whole: a late event partners only once the batch layer owns it, which its own
-    offset decides (:func:`view_input`), so no late event stands in for another.
-    ``watermark``: the view's, as the next micro-batch will have it (None: drop none by it).
-    """
-    if view.context_kept is None:
-        raise ValueError(f"view {view.name} keeps every event of its look-back")
-    late = F.array_contains("late_for", view.name)
-    on_time = view.context_kept(events.where(~late), settings, watermark)
-    return on_time.unionByName(events.where(late))
