@@ -144,9 +144,7 @@ def contexts(
     """
     found: list[tuple[str, DataFrame]] = []
     time = registry.contract.time_field
-    for view in registry:
-        if view.context_lookback is None or view.context_kept is None:
-            continue
+    for view in (v for v in registry if v.keeps_context):
         part = lane_log.context_part(view.name)
         held = lane_log.read(spark, lane, part, column=lane_log.CONTEXT)
         if held is None:

@@ -112,7 +112,7 @@ class MicroBatchProcessor:
         #: what reads of the log filter on: the retained events' time (the look-back)
         self.indexed = (f"{lane_log.RETAINED}.{self.time}", f"{lane_log.CONTEXT}.{self.time}")
         #: the joins that keep only what they can still meet (``View.context_kept``)
-        self.joins = [view for view in registry if view.context_lookback and view.context_kept]
+        self.joins = [view for view in registry if view.keeps_context]
         #: and each view's time key (:func:`lane_log.index`), what compactions select on
         self.keys = {view.name: view.key for view in registry}
         #: what this process's maintenance of the log did so far (:func:`maintain`)

@@ -119,6 +119,11 @@ class View:
     window: str | None = None
     compaction: Compaction = "merge"
 
+    @property
+    def keeps_context(self) -> bool:
+        """Whether a streaming lane keeps for this view's join only what it can still meet."""
+        return self.context_lookback is not None and self.context_kept is not None
+
     def describe_window(self, settings: ViewSettings) -> str:
         """The window with the configured sizes filled in ("-" for an unwindowed view)."""
         if not self.window:
