@@ -22,7 +22,7 @@ floor of a batch run and of a replay), and the first micro-batch of the streamin
 floor (read, decode, de-duplicate, every view, one commit). A target below the floor's
 fresh-process figure cannot be met by any design on this machine that day.
 
-Run: ``python -m benchmarks.small_work [--events 2000] [--output F]``.
+Run: ``python -m benchmarks.small_work [--events 2000] [--output F] [--only speed ...]``.
 """
 
 from __future__ import annotations
@@ -247,6 +247,13 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=2_000)
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--bootstrap", default=None)
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=OPERATIONS + FLOORS,
+        default=list(OPERATIONS + FLOORS),
+        help="measure these operations and floors only (default: all)",
+    )
     parser.add_argument("--child", choices=OPERATIONS + FLOORS, help=argparse.SUPPRESS)
     parser.add_argument("--label", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
@@ -267,7 +274,7 @@ def main() -> None:
         spark.stop()
         offsets = sum(end_offsets(settings, settings.kafka.events_topic).values())
         results: dict[str, Any] = {}
-        for operation in OPERATIONS + FLOORS:
+        for operation in args.only:
             part = Path(tmp) / f"{operation}.json"
             command = [sys.executable, "-m", "benchmarks.small_work", "--child", operation]
             command += ["--bootstrap", settings.kafka.bootstrap_servers, "--label", label]
