@@ -57,7 +57,7 @@ from measure.stats import percentile
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
 from speed_layer.jobs import release
-from speed_layer.join_context import kept_for_join
+from speed_layer.join_context import ContextPart, kept_for_join, rule_of
 from speed_layer.lane import Lane
 from speed_layer.maintenance import REGION_STEP, compact, contexts, gather
 from speed_layer.view_input import CONTEXT_STEP, view_input
@@ -70,6 +70,8 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "join_lookback.json"
 USERS, PRODUCTS = 200, 100
 START = datetime(2026, 1, 1)
+#: the part the kept rows go to, as a lane seeded in its first micro-batch names it
+KEPT_PART = lane_log.context_part("conversions", seeded_by=0)
 
 
 def shop_events(
@@ -162,7 +164,7 @@ def measure(
     assert fewer is not None
     through_gathered_log, also = median_run(joined(fewer), repeat, warm_up=True)
     assert also == rows, "the gathered log gives the rows the log gives"
-    kept = lane_log.read(spark, kept_lane, lane_log.context_part(view.name), None, lane_log.CONTEXT)
+    kept = lane_log.read(spark, kept_lane, KEPT_PART, None, lane_log.CONTEXT)
     assert kept is not None
     through_kept_context, same_state = median_run(joined(kept), repeat, warm_up=True)
     assert same_state == rows, "what the join keeps gives the rows every event gives"
@@ -223,13 +225,14 @@ def main() -> None:
                     writes["retained"].append(time.perf_counter() - started)
                 started = time.perf_counter()
                 kept_rows = kept_for_join(view, rows, None, settings.views)
-                piece = lane_log.context_rows(view.name, kept_rows)
+                piece = lane_log.context_rows(KEPT_PART, kept_rows)
                 lane_log.commit(spark, kept_lane, [piece], indexed=indexed)
                 writes["kept"].append(time.perf_counter() - started)
                 written, clock = written + 1, clock + step
                 if written % settings.stream.compact_every == 0:
                     started = time.perf_counter()
-                    joins = contexts(spark, settings, kept_lane, only, clock)
+                    claim = {view.name: ContextPart(KEPT_PART, rule_of(settings.views))}
+                    joins = contexts(spark, settings, kept_lane, only, clock, claim)
                     compact(spark, kept_lane, only, epoch, None, joins)
                     writes["compaction"].append(time.perf_counter() - started)
             closed = floor_to(clock - settings.views.lateness(view.name), REGION_STEP)

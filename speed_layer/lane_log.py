@@ -13,7 +13,7 @@ partition column ``part``, each kind in a struct column of its own:
 ``late``               ``late``                     (view, event) pairs behind a watermark
 ``quarantine``         ``quarantine``               malformed records, with the reason
 ``retained``           ``retained``                 recent valid events, with ``late_for``
-``context/V``          ``context``                  what view V's join can still meet
+``context/V/B``        ``context``                  what view V's join can still meet
 ``progress``           ``progress``                 one row per micro-batch or rebase
 =====================  ===========================  ==================================
 
@@ -62,14 +62,28 @@ def state_part(epoch: str, view: str) -> str:
     return f"state/{epoch}/{view}"
 
 
-def context_part(view: str) -> str:
-    """The ``part`` of the events view ``view``'s join can still meet (``View.context_kept``)."""
-    return f"{CONTEXT}/{view}"
+def context_part(view: str, seeded_by: int) -> str:
+    """The ``part`` of the events view ``view``'s join can still meet (``View.context_kept``).
+
+    Named for the micro-batch that seeded it: a lane whose view settings changed starts
+    a part of its own, which no row kept by the settings before can be in.
+    """
+    return f"{CONTEXT}/{view}/{seeded_by}"
 
 
-def context_rows(view: str, frame: DataFrame) -> DataFrame:
-    """Retained events as log rows of view ``view``'s context part."""
-    return rows(context_part(view), frame, CONTEXT)
+def context_parts(view: str) -> str:
+    """A :func:`replace` region: every context part of view ``view``.
+
+    This layout's and the one before it (``context/V``, before parts were named for
+    their seed).
+    """
+    old = f"{CONTEXT}/{view}"
+    return f"({whole(old)} OR startswith({PART}, {_quoted(old + '/')}))"
+
+
+def context_rows(part: str, frame: DataFrame) -> DataFrame:
+    """Retained events as log rows of the context part ``part``."""
+    return rows(part, frame, CONTEXT)
 
 
 def state_table(lane: Lane, epoch: str, view: str) -> StateTable:

@@ -8,7 +8,7 @@ only what the log costs to read and to keep.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,7 +21,7 @@ from lake import storage
 from lake.offsets import below
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
-from speed_layer.join_context import kept_for_join
+from speed_layer.join_context import ContextPart, kept_for_join, rule_of
 from speed_layer.lane import Lane
 from views.registry import ViewRegistry
 from views.windows import floor_to
@@ -57,6 +57,7 @@ def maintain(
     clock: datetime | None,
     done: Upkeep = Upkeep(),
     lap: Callable[[str], None] = lambda _phase: None,
+    parts: Mapping[str, ContextPart] | None = None,
 ) -> Upkeep:
     """After micro-batch ``batch_id``: compact, prune and tidy the lane's log, when due.
 
@@ -73,10 +74,11 @@ def maintain(
 
     ``done``: what this process's maintenance did before; returned as it stands after.
     ``lap``: told the end of each step that ran (``compact``, ``pack``, ``prune``,
-    ``gather``, ``tidy``), for the micro-batch's phase timings.
+    ``gather``, ``tidy``), for the micro-batch's phase timings. ``parts``: the context
+    part each join reads (the micro-batch's progress row).
     """
     if batch_id > 0 and batch_id % settings.stream.compact_every == 0:
-        joins = contexts(spark, settings, lane, registry, clock)
+        joins = contexts(spark, settings, lane, registry, clock, parts or {})
         done = replace(done, compacted=compact(spark, lane, registry, epoch, done.compacted, joins))
         lap("compact")
         pack(spark, lane, registry, epoch)
@@ -132,6 +134,7 @@ def contexts(
     lane: Lane,
     registry: ViewRegistry,
     clock: datetime | None,
+    parts: Mapping[str, ContextPart],
 ) -> list[tuple[str, DataFrame]]:
     """Each join's context part again: the view's ``context_kept`` of what it holds.
 
@@ -139,14 +142,19 @@ def contexts(
     all of them keeps fewer (``conversions``: two page views per user, product and hour
     however many micro-batches wrote one), and the events older than the keep-back
     (:func:`keep_back`) go. So the context the next micro-batches read stays the size
-    of what can still be met, not of the look-back's events. Returns ``(region,
-    rows)`` for :func:`compact`'s commit; none for a log with no context part yet.
+    of what can still be met, not of the look-back's events. ``parts``: the part each
+    join reads (:class:`ContextPart`); its rows replace every context part of the view,
+    so a part seeded before the settings changed goes too. Returns ``(region, rows)``
+    for :func:`compact`'s commit; none for a join with no part kept by these settings.
     """
     found: list[tuple[str, DataFrame]] = []
     time = registry.contract.time_field
+    rule = rule_of(settings.views)
     for view in (v for v in registry if v.keeps_context):
-        part = lane_log.context_part(view.name)
-        held = lane_log.read(spark, lane, part, column=lane_log.CONTEXT)
+        claim = parts.get(view.name)
+        if claim is None or claim.rule != rule:
+            continue
+        held = lane_log.read(spark, lane, claim.part, column=lane_log.CONTEXT)
         if held is None:
             continue
         watermark = None
@@ -154,7 +162,7 @@ def contexts(
             held = held.where(F.col(time) >= F.lit(clock - keep_back(settings.views, registry)))
             watermark = clock - settings.views.lateness(view.name)
         kept = kept_for_join(view, held, watermark, settings.views)
-        found.append((lane_log.whole(part), lane_log.context_rows(view.name, kept)))
+        found.append((lane_log.context_parts(view.name), lane_log.context_rows(claim.part, kept)))
     return found
 
 

@@ -78,7 +78,7 @@ from speed_layer import lane_log, progress
 from speed_layer.checkpoint import committed_offsets, offsets_read
 from speed_layer.epoch import Epoch
 from speed_layer.jobs import release
-from speed_layer.join_context import kept_for_join
+from speed_layer.join_context import ContextPart, kept_for_join, rule_of
 from speed_layer.lane import Lane
 from speed_layer.maintenance import Upkeep, keep_back, maintain, prunable
 from speed_layer.recovery import record_version
@@ -113,6 +113,8 @@ class MicroBatchProcessor:
         self.indexed = (f"{lane_log.RETAINED}.{self.time}", f"{lane_log.CONTEXT}.{self.time}")
         #: the joins that keep only what they can still meet (``View.context_kept``)
         self.joins = [view for view in registry if view.keeps_context]
+        #: the view settings their context is kept by (:func:`rule_of`)
+        self.rule = rule_of(settings.views)
         #: and each view's time key (:func:`lane_log.index`), what compactions select on
         self.keys = {view.name: view.key for view in registry}
         #: what this process's maintenance of the log did so far (:func:`maintain`)
@@ -167,20 +169,26 @@ class MicroBatchProcessor:
             return None
         return lane_log.read(self.spark, self.lane, lane_log.RETAINED, version)
 
-    def _kept(self, version: int | None) -> dict[str, DataFrame]:
-        """What each join kept of earlier micro-batches (its context part), at ``version``.
+    def _kept(
+        self, version: int | None, previous: progress.BatchProgress | None
+    ) -> dict[str, tuple[ContextPart, DataFrame]]:
+        """What each join kept of earlier micro-batches, at ``version``, and where.
 
-        A view is missing when the log holds no context part yet (a log written before
-        lanes kept them): its join reads the retained events, as then.
+        The part the row before names, with its rows, when the settings it was kept by
+        are this lane's. A join is missing when no part is (a log written before lanes
+        kept one, or whose view settings changed since): its join reads the retained
+        events, and this micro-batch seeds a part of its own from them (:meth:`_process`).
         """
-        if version is None:
+        if version is None or previous is None:
             return {}
         found = {}
         for view in self.joins:
-            part = lane_log.context_part(view.name)
-            rows = lane_log.read(self.spark, self.lane, part, version, lane_log.CONTEXT)
+            claim = previous.context_parts.get(view.name)
+            if claim is None or claim.rule != self.rule:
+                continue
+            rows = lane_log.read(self.spark, self.lane, claim.part, version, lane_log.CONTEXT)
             if rows is not None:
-                found[view.name] = rows
+                found[view.name] = (claim, rows)
         return found
 
     def _epoch_state(
@@ -321,7 +329,7 @@ class MicroBatchProcessor:
         previous = self._previous(batch_id)
         epoch = self.epoch()
         version = record_version(spark, self.lane, batch_id)
-        retained, kept = self._retained(version), self._kept(version)
+        retained, kept = self._retained(version), self._kept(version, previous)
         held: list[DataFrame] = []  # what this micro-batch caches, released after its commit
         try:
             lap("prepare")
@@ -361,6 +369,7 @@ class MicroBatchProcessor:
             row.max_event_time,
             self._upkeep,
             lap,
+            row.context_parts,
         )
         lap("maintain")
         self._last = row
@@ -375,7 +384,7 @@ class MicroBatchProcessor:
         epoch: Epoch,
         previous: progress.BatchProgress | None,
         earlier: DataFrame | None,
-        kept: dict[str, DataFrame],
+        kept: dict[str, tuple[ContextPart, DataFrame]],
         held: list[DataFrame],
     ) -> tuple[dict, list[DataFrame]]:
         """The micro-batch's counts for its progress row, and its rows for the log.
@@ -423,7 +432,7 @@ class MicroBatchProcessor:
         events = every.where(owned)
         before_cutoff = every.where(~owned)
         context = before_cutoff if earlier is None else earlier.unionByName(before_cutoff)
-        contexts = {name: rows.unionByName(before_cutoff) for name, rows in kept.items()}
+        contexts = {name: rows.unionByName(before_cutoff) for name, (_, rows) in kept.items()}
         try:  # the views' plans are built while the counting pass runs (in_background)
             ctx = self._context()
             opening: list[DataFrame] = []
@@ -475,6 +484,7 @@ class MicroBatchProcessor:
             late_events = late_rows(self.lane.name, events, params, names, self.columns)
             written.append(lane_log.rows(lane_log.LATE, late_events))
         max_time = min(clock.values()) if clock else None
+        parts = {name: claim for name, (claim, _) in kept.items()}
         if counts["input"] > counts["bad"]:
             retained = every
             if max_time is not None:
@@ -489,13 +499,17 @@ class MicroBatchProcessor:
             written.append(lane_log.rows(lane_log.RETAINED, retained))
             for view in self.joins:
                 source = retained
-                if earlier is not None and view.name not in kept:
-                    # a log with no context part yet: the join's first is what it retained
-                    source = earlier.unionByName(retained)
+                if view.name in kept:
+                    claim = kept[view.name][0]
+                else:  # no part to go on: this micro-batch seeds one from what is retained
+                    claim = ContextPart(lane_log.context_part(view.name, batch_id), self.rule)
+                    if earlier is not None:
+                        source = earlier.unionByName(retained)
                 # no watermark: a literal that moves each micro-batch would recompile the
                 # stage each time (module docstring), and it would drop only late events
                 rows = kept_for_join(view, source, None, self.settings.views)
-                written.append(lane_log.context_rows(view.name, rows))
+                written.append(lane_log.context_rows(claim.part, rows))
+                parts[view.name] = claim
         stats = {
             "max_event_time": max_time,
             "partition_clock": clock,
@@ -503,5 +517,6 @@ class MicroBatchProcessor:
             "valid_rows": counts["valid"],
             "quarantined_rows": counts["bad"],
             "late_rows": late,
+            "context_parts": parts,
         }
         return stats, written

@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from lake.inline import one_row
 from lake.offsets import dump_offsets, load_offsets
 from speed_layer import lane_log
+from speed_layer.join_context import ContextPart
 from speed_layer.lane import Lane
 
 #: the progress row's columns and their SQL types
@@ -36,6 +37,7 @@ PROGRESS_COLUMNS = {
     "finished_at": "timestamp",
     "partition_clock": "string",
     "kind": "string",
+    "context_parts": "string",
 }
 MICRO_BATCH, REBASE = "micro-batch", "rebase"
 
@@ -53,6 +55,8 @@ class BatchProgress:
     ``read_rows`` is every offset the micro-batch read (from Spark's checkpoint) and
     ``input_rows`` what reached it after de-duplication: the difference is what the
     de-duplication took out (:attr:`deduplicated`), counted once per commit.
+    ``context_parts``: per join that keeps its context, the part it reads after this
+    row and the settings that part was kept by (:mod:`speed_layer.join_context`).
     """
 
     batch_id: int
@@ -70,6 +74,7 @@ class BatchProgress:
     partition_clock: dict[int, datetime] = field(default_factory=dict)
     kind: str = MICRO_BATCH
     read_rows: int | None = None
+    context_parts: dict[str, ContextPart] = field(default_factory=dict)
 
     @property
     def deduplicated(self) -> int:
@@ -100,6 +105,9 @@ def rows(spark: SparkSession, progress: BatchProgress) -> DataFrame:
         "finished_at": progress.finished_at,
         "partition_clock": json.dumps(clock),
         "kind": progress.kind,
+        "context_parts": json.dumps(
+            {view: [c.part, c.rule] for view, c in sorted(progress.context_parts.items())}
+        ),
     }
     row = one_row(spark, {name: (values[name], kind) for name, kind in PROGRESS_COLUMNS.items()})
     return lane_log.rows(lane_log.PROGRESS, row)
@@ -125,6 +133,10 @@ def _parse(row: dict) -> BatchProgress:
         },
         kind=row.get("kind") or MICRO_BATCH,
         read_rows=row.get("read_rows"),
+        context_parts={
+            view: ContextPart(part, rule)
+            for view, (part, rule) in json.loads(row.get("context_parts") or "{}").items()
+        },
     )
 
 

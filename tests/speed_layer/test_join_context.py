@@ -1,40 +1,57 @@
-"""A join's context part: each compaction keeps only what the join can still meet."""
+"""A join's context part: each compaction keeps only what the join can still meet, and a log
+written before lanes kept one is seeded from what it retained."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta
 
 import pytest
 from pyspark.sql import Row
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
+from batch_layer.job import run_batch
 from config.settings import with_sections
+from designs.lambda_arch import LAMBDA_LANE, run_speed
+from designs.platform import build
 from lake import storage
 from lake.tables import Tables
-from speed_layer import lane_log
+from speed_layer import lane_log, progress
 from speed_layer.epoch import Epoch
-from speed_layer.lane import open_lane
+from speed_layer.join_context import ContextPart, rule_of
+from speed_layer.lane import find_lane, open_lane
 from speed_layer.maintenance import compact, contexts
+from tests.support.expected import assert_served_per_contract
+from tests.support.kafka import produce_spec
 from tests.views.conftest import T0, make_events
 from views import conversions
 from views.registry import ViewRegistry
+from workload.generator import WorkloadSpec
 
 pytestmark = pytest.mark.integration
 EPOCH = Epoch(id="kappa", cutoff={}, base=lambda view: None, keeps_history=False)
 REGISTRY = ViewRegistry([conversions.VIEW])
 H, M = timedelta(hours=1), timedelta(minutes=1)
 CLOCK = T0 + 3 * H  # lateness 10 min: the watermark at 2 h 50; keep-back 75 min: 1 h 45
+PART = lane_log.context_part("conversions", seeded_by=1)
 
 
-def _micro_batch(spark, lane, rows: list[tuple], late: bool = False) -> None:
-    """Retained rows of one micro-batch into the context part, as a lane appends them."""
+def _micro_batch(spark, lane, rows: list[tuple], late: bool = False, part: str = PART) -> None:
+    """Retained rows of one micro-batch into a context part, as a lane appends them."""
     frame = make_events(spark, rows).select(
         "*",
         F.array(*([F.lit("conversions")] if late else [])).cast("array<string>").alias("late_for"),
         F.lit(1).cast("long").alias("batch_id"),
     )
-    lane_log.commit(spark, lane, [lane_log.context_rows("conversions", frame)])
+    lane_log.commit(spark, lane, [lane_log.context_rows(part, frame)])
+
+
+def _parts(spark, lane) -> list[str]:
+    """The context parts the log holds rows of."""
+    log = spark.read.format("delta").load(lane.log)
+    found = log.where(F.col(lane_log.PART).startswith("context")).select(lane_log.PART)
+    return sorted({row[0] for row in found.collect()})
 
 
 def test_a_compaction_keeps_of_a_joins_context_what_it_can_still_meet(
@@ -59,10 +76,15 @@ def test_a_compaction_keeps_of_a_joins_context_what_it_can_still_meet(
         ("page_view", 2, 10, None, None, T0 + 131 * M),
     ]
     _micro_batch(spark, lane, late, late=True)
+    # parts no micro-batch reads any more: the layout before parts were named for their
+    # seed, and one seeded before the view settings changed
+    for stale in ("context/conversions", lane_log.context_part("conversions", seeded_by=0)):
+        _micro_batch(spark, lane, [(*view, T0 + 170 * M)], part=stale)
+    assert len(_parts(spark, lane)) == 3
 
-    version = compact(
-        spark, lane, REGISTRY, EPOCH, None, contexts(spark, settings, lane, REGISTRY, CLOCK)
-    )
+    parts = {"conversions": ContextPart(PART, rule_of(settings.views))}
+    joins = contexts(spark, settings, lane, REGISTRY, CLOCK, parts)
+    version = compact(spark, lane, REGISTRY, EPOCH, None, joins)
 
     assert version is not None
     note = next(
@@ -71,7 +93,8 @@ def test_a_compaction_keeps_of_a_joins_context_what_it_can_still_meet(
         if "commitInfo" in a
     )
     assert note.get("userMetadata") == storage.SAME_ANSWERS
-    kept = lane_log.read(spark, lane, lane_log.context_part("conversions"), column=lane_log.CONTEXT)
+    assert _parts(spark, lane) == [PART]
+    kept = lane_log.read(spark, lane, PART, column=lane_log.CONTEXT)
     assert kept is not None
     assertDataFrameEqual(
         kept.select("event_type", "user_id", "event_time", F.size("late_for").alias("late")),
@@ -85,3 +108,88 @@ def test_a_compaction_keeps_of_a_joins_context_what_it_can_still_meet(
             Row("page_view", 2, T0 + 131 * M, 1),
         ],
     )
+
+
+def _spec(seed: int, start: datetime) -> WorkloadSpec:
+    """Page views and purchases of the same 30 users and 20 products, 20 minutes of them."""
+    return WorkloadSpec(
+        events=300,
+        users=30,
+        products=20,
+        seed=seed,
+        start=start,
+        span=timedelta(minutes=20),
+        late_fraction=0.0,
+        duplicate_fraction=0.0,
+        malformed_fraction=0.0,
+    )
+
+
+def _claim(spark, settings) -> ContextPart | None:
+    """The context part the lane's latest progress row names for ``conversions``."""
+    lane = find_lane(spark, Tables.of(settings), LAMBDA_LANE)
+    assert lane is not None
+    last = progress.latest(spark, lane)
+    assert last is not None
+    return last.context_parts.get("conversions")
+
+
+def _context(spark, settings, claim: ContextPart):
+    lane = find_lane(spark, Tables.of(settings), LAMBDA_LANE)
+    assert lane is not None
+    return lane_log.read(spark, lane, claim.part, column=lane_log.CONTEXT)
+
+
+def test_a_log_written_before_joins_kept_their_context_is_seeded_from_what_it_retained(
+    spark, topic_settings
+):
+    settings = topic_settings
+    registry = build(settings).registry
+    # a lane of before: its join read every retained event, and its log has no context
+    before = ViewRegistry([replace(v, context_kept=None) for v in registry], registry.contract)
+    start = datetime(2026, 11, 1, 8)
+    produce_spec(settings, _spec(61, start))
+    run_speed(spark, settings, before, until_caught_up=True)
+    assert _claim(spark, settings) is None
+
+    # the first micro-batch of today's lane reads the retained events once more and seeds
+    # the part; the next reads the part alone, its purchases meeting the first run's views
+    produce_spec(settings, _spec(62, start + 20 * M))
+    run_speed(spark, settings, registry, until_caught_up=True)
+    claim = _claim(spark, settings)
+    assert claim is not None and claim.rule == rule_of(settings.views)
+    seeded = _context(spark, settings, claim)
+    assert seeded is not None
+    assert seeded.where(F.col("event_time") < F.lit(start + 20 * M)).count() > 0
+    produce_spec(settings, _spec(63, start + 40 * M))
+    run_speed(spark, settings, registry, until_caught_up=True)
+
+    assert _claim(spark, settings) == claim, "read and added to, not seeded again"
+    assert_served_per_contract(spark, settings, LAMBDA_LANE)
+
+
+def test_a_lane_whose_view_settings_changed_reads_no_part_kept_by_the_ones_before(
+    spark, topic_settings
+):
+    settings = topic_settings
+    start = datetime(2026, 11, 1, 8)
+    produce_spec(settings, _spec(64, start))
+    run_speed(spark, settings, build(settings).registry, until_caught_up=True)
+    before = _claim(spark, settings)
+    assert before is not None
+
+    # Lambda serves a shorter look-back: a batch run with it, then its speed lane rebased.
+    # The part before kept a page view's first and last per hour; a 20-minute look-back
+    # can need one between them, so the lane seeds a part of its own from the retained
+    changed = with_sections(settings, views={"conversion_lookback": "20 minutes"})
+    registry = build(changed).registry
+    run = run_batch(spark, changed, registry, force=True).run
+    run_speed(spark, changed, registry, until_caught_up=True)
+    produce_spec(changed, _spec(65, start + 20 * M))
+    run_speed(spark, changed, registry, until_caught_up=True)
+
+    after = _claim(spark, changed)
+    assert after is not None
+    assert after.rule == rule_of(changed.views) != before.rule
+    assert after.part != before.part
+    assert_served_per_contract(spark, changed, LAMBDA_LANE, cutoff=run.cutoff)
