@@ -3,6 +3,7 @@ written before lanes kept one is seeded from what it retained."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -24,10 +25,12 @@ from speed_layer.lane import find_lane, open_lane
 from speed_layer.maintenance import compact, contexts
 from tests.support.expected import assert_served_per_contract
 from tests.support.kafka import produce_spec
+from tests.support.serving import read_served
 from tests.views.conftest import T0, make_events
 from views import conversions
 from views.registry import ViewRegistry
-from workload.generator import WorkloadSpec
+from workload.generator import Record, WorkloadSpec
+from workload.producer import produce
 
 pytestmark = pytest.mark.integration
 EPOCH = Epoch(id="kappa", cutoff={}, base=lambda view: None, keeps_history=False)
@@ -77,9 +80,9 @@ def test_a_compaction_keeps_of_a_joins_context_what_it_can_still_meet(
     ]
     _micro_batch(spark, lane, late, late=True)
     # parts no micro-batch reads any more: the layout before parts were named for their
-    # seed, and one seeded before the view settings changed
+    # seed, and one seeded before the view settings changed; rows the rule would keep
     for stale in ("context/conversions", lane_log.context_part("conversions", seeded_by=0)):
-        _micro_batch(spark, lane, [(*view, T0 + 170 * M)], part=stale)
+        _micro_batch(spark, lane, [("page_view", 3, 10, None, None, T0 + 170 * M)], part=stale)
     assert len(_parts(spark, lane)) == 3
 
     parts = {"conversions": ContextPart(PART, rule_of(settings.views))}
@@ -168,28 +171,61 @@ def test_a_log_written_before_joins_kept_their_context_is_seeded_from_what_it_re
     assert_served_per_contract(spark, settings, LAMBDA_LANE)
 
 
+def _event(n: int, kind: str, user: int, at: datetime, **extra: object) -> Record:
+    body = {
+        "event_id": f"rule-{n:04d}",
+        "event_type": kind,
+        "user_id": user,
+        "product_id": 1,
+        "quantity": None,
+        "price": None,
+        "event_time": at.isoformat(timespec="milliseconds") + "Z",
+        "sent_time": at.isoformat(timespec="milliseconds") + "Z",
+        "schema_version": 1,
+        **extra,
+    }
+    return Record("events", str(user).encode(), json.dumps(body).encode())
+
+
 def test_a_lane_whose_view_settings_changed_reads_no_part_kept_by_the_ones_before(
     spark, topic_settings
 ):
     settings = topic_settings
-    start = datetime(2026, 11, 1, 8)
-    produce_spec(settings, _spec(64, start))
+    users = range(9_101, 9_109)
+    hour = datetime(2026, 11, 1, 8)
+    # each user views product 1 at 8:00, 8:25 and 8:50: with a one-hour look-back the
+    # part keeps the hour's first and last (8:00, 8:50), not 8:25
+    views = [
+        _event(3 * i + k, "page_view", u, hour + m * M)
+        for i, u in enumerate(users)
+        for k, m in enumerate((0, 25, 50))
+    ]
+    assert produce(settings, views).failed == 0
     run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     before = _claim(spark, settings)
     assert before is not None
 
-    # Lambda serves a shorter look-back: a batch run with it, then its speed lane rebased.
-    # The part before kept a page view's first and last per hour; a 20-minute look-back
-    # can need one between them, so the lane seeds a part of its own from the retained
+    # Lambda serves a 20-minute look-back: a batch run with it, the same lane rebased
     changed = with_sections(settings, views={"conversion_lookback": "20 minutes"})
     registry = build(changed).registry
     run = run_batch(spark, changed, registry, force=True).run
     run_speed(spark, changed, registry, until_caught_up=True)
-    produce_spec(changed, _spec(65, start + 20 * M))
+    # purchases at 8:41, on time and after the cutoff: only the 8:25 view is in their
+    # look-back, so each converts only if the lane seeded a part by the new settings
+    bought = hour + 41 * M
+    purchases = [
+        _event(100 + i, "purchase", u, bought, quantity=1, price=9.5) for i, u in enumerate(users)
+    ]
+    assert produce(changed, purchases).failed == 0
     run_speed(spark, changed, registry, until_caught_up=True)
 
     after = _claim(spark, changed)
-    assert after is not None
-    assert after.rule == rule_of(changed.views) != before.rule
+    assert after is not None and after.rule == rule_of(changed.views)
     assert after.part != before.part
-    assert_served_per_contract(spark, changed, LAMBDA_LANE, cutoff=run.cutoff)
+    served = assert_served_per_contract(spark, changed, LAMBDA_LANE, cutoff=run.cutoff)
+    assert len(served) == len(views) + len(purchases)
+    window = bought.replace(second=0, microsecond=0)
+    row = next(
+        r for r in read_served(spark, changed, "conversions").collect() if r.window_start == window
+    )
+    assert (row.purchases, row.converted) == (len(users), len(users)), "the case happened"
