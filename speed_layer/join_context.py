@@ -37,6 +37,10 @@ class ContextPart:
     part: str
     rule: str
 
+    def kept_by(self, settings: ViewSettings) -> bool:
+        """Whether these are the view settings the part was kept by."""
+        return self.rule == rule_of(settings)
+
 
 def rule_of(settings: ViewSettings) -> str:
     """A digest of the view settings: equal for two lanes whose rules keep the same rows."""

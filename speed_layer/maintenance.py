@@ -21,7 +21,7 @@ from lake import storage
 from lake.offsets import below
 from speed_layer import lane_log
 from speed_layer.epoch import Epoch
-from speed_layer.join_context import ContextPart, kept_for_join, rule_of
+from speed_layer.join_context import ContextPart, kept_for_join
 from speed_layer.lane import Lane
 from views.registry import ViewRegistry
 from views.windows import floor_to
@@ -149,10 +149,9 @@ def contexts(
     """
     found: list[tuple[str, DataFrame]] = []
     time = registry.contract.time_field
-    rule = rule_of(settings.views)
     for view in (v for v in registry if v.keeps_context):
         claim = parts.get(view.name)
-        if claim is None or claim.rule != rule:
+        if claim is None or not claim.kept_by(settings.views):
             continue
         held = lane_log.read(spark, lane, claim.part, column=lane_log.CONTEXT)
         if held is None:

@@ -184,7 +184,7 @@ class MicroBatchProcessor:
         found = {}
         for view in self.joins:
             claim = previous.context_parts.get(view.name)
-            if claim is None or claim.rule != self.rule:
+            if claim is None or not claim.kept_by(self.settings.views):
                 continue
             rows = lane_log.read(self.spark, self.lane, claim.part, version, lane_log.CONTEXT)
             if rows is not None:

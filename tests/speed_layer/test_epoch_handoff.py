@@ -21,24 +21,10 @@ from speed_layer import progress
 from speed_layer.lane import find_lane
 from speed_layer.micro_batch import MicroBatchProcessor
 from tests.support.expected import assert_served_per_contract
-from tests.support.kafka import produce_spec
-from workload.generator import WorkloadSpec
+from tests.support.kafka import produce_spec, small_spec
 
 pytestmark = pytest.mark.integration
-
-
-def _spec(seed: int, start: datetime) -> WorkloadSpec:
-    return WorkloadSpec(
-        events=300,
-        users=30,
-        products=20,
-        seed=seed,
-        start=start,
-        span=timedelta(minutes=30),
-        late_fraction=0.0,
-        duplicate_fraction=0.0,
-        malformed_fraction=0.0,
-    )
+SPAN = timedelta(minutes=30)
 
 
 def _kinds(spark, settings, epoch: str) -> list[str]:
@@ -52,12 +38,13 @@ def test_a_new_epoch_is_opened_by_the_next_micro_batch_and_a_quiet_lane_rebases(
 ):
     settings = topic_settings
     registry = build(settings).registry
-    produce_spec(settings, _spec(51, datetime(2026, 11, 1, 8)))
+    produce_spec(settings, small_spec(51, datetime(2026, 11, 1, 8), SPAN))
     run_speed(spark, settings, registry, until_caught_up=True)
 
     second = run_batch(spark, settings, registry).run
     joined = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
-    produce_spec(settings, _spec(52, datetime(2026, 11, 1, 9)))  # unread, and a new catalog
+    # unread, and a new catalog
+    produce_spec(settings, small_spec(52, datetime(2026, 11, 1, 9), SPAN))
     lane = find_lane(spark, Tables.of(settings), LAMBDA_LANE)
     assert lane is not None
     processor = MicroBatchProcessor(spark, settings, lane, registry, lambda_epoch(spark, settings))

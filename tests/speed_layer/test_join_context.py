@@ -3,7 +3,6 @@ written before lanes kept one is seeded from what it retained."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -24,7 +23,7 @@ from speed_layer.join_context import ContextPart, rule_of
 from speed_layer.lane import find_lane, open_lane
 from speed_layer.maintenance import compact, contexts
 from tests.support.expected import assert_served_per_contract
-from tests.support.kafka import produce_spec
+from tests.support.kafka import event_record, produce_spec, small_spec
 from tests.support.serving import read_served
 from tests.views.conftest import T0, make_events
 from views import conversions
@@ -36,6 +35,7 @@ pytestmark = pytest.mark.integration
 EPOCH = Epoch(id="kappa", cutoff={}, base=lambda view: None, keeps_history=False)
 REGISTRY = ViewRegistry([conversions.VIEW])
 H, M = timedelta(hours=1), timedelta(minutes=1)
+SPAN = timedelta(minutes=20)  # of each generated spec
 CLOCK = T0 + 3 * H  # lateness 10 min: the watermark at 2 h 50; keep-back 75 min: 1 h 45
 PART = lane_log.context_part("conversions", seeded_by=1)
 
@@ -113,21 +113,6 @@ def test_a_compaction_keeps_of_a_joins_context_what_it_can_still_meet(
     )
 
 
-def _spec(seed: int, start: datetime) -> WorkloadSpec:
-    """Page views and purchases of the same 30 users and 20 products, 20 minutes of them."""
-    return WorkloadSpec(
-        events=300,
-        users=30,
-        products=20,
-        seed=seed,
-        start=start,
-        span=timedelta(minutes=20),
-        late_fraction=0.0,
-        duplicate_fraction=0.0,
-        malformed_fraction=0.0,
-    )
-
-
 def _produce_events(settings, spec: WorkloadSpec) -> None:
     """A spec's events without its catalog: the lane joins the first spec's throughout."""
     assert produce(settings, [r for r in generate(spec) if r.topic == "events"]).failed == 0
@@ -156,20 +141,20 @@ def test_a_log_written_before_joins_kept_their_context_is_seeded_from_what_it_re
     # a lane of before: its join read every retained event, and its log has no context
     before = ViewRegistry([replace(v, context_kept=None) for v in registry], registry.contract)
     start = datetime(2026, 11, 1, 8)
-    produce_spec(settings, _spec(61, start))
+    produce_spec(settings, small_spec(61, start, SPAN))
     run_speed(spark, settings, before, until_caught_up=True)
     assert _claim(spark, settings) is None
 
     # the first micro-batch of today's lane reads the retained events once more and seeds
     # the part; the next reads the part alone, its purchases meeting the first run's views
-    _produce_events(settings, _spec(62, start + 20 * M))
+    _produce_events(settings, small_spec(62, start + 20 * M, SPAN))
     run_speed(spark, settings, registry, until_caught_up=True)
     claim = _claim(spark, settings)
     assert claim is not None and claim.rule == rule_of(settings.views)
     seeded = _context(spark, settings, claim)
     assert seeded is not None
     assert seeded.where(F.col("event_time") < F.lit(start + 20 * M)).count() > 0
-    _produce_events(settings, _spec(63, start + 40 * M))
+    _produce_events(settings, small_spec(63, start + 40 * M, SPAN))
     run_speed(spark, settings, registry, until_caught_up=True)
 
     assert _claim(spark, settings) == claim, "read and added to, not seeded again"
@@ -177,19 +162,7 @@ def test_a_log_written_before_joins_kept_their_context_is_seeded_from_what_it_re
 
 
 def _event(n: int, kind: str, user: int, at: datetime, **extra: object) -> Record:
-    body = {
-        "event_id": f"rule-{n:04d}",
-        "event_type": kind,
-        "user_id": user,
-        "product_id": 1,
-        "quantity": None,
-        "price": None,
-        "event_time": at.isoformat(timespec="milliseconds") + "Z",
-        "sent_time": at.isoformat(timespec="milliseconds") + "Z",
-        "schema_version": 1,
-        **extra,
-    }
-    return Record("events", str(user).encode(), json.dumps(body).encode())
+    return event_record(f"rule-{n:04d}", kind, user, 1, at, **extra)
 
 
 def test_a_lane_whose_view_settings_changed_reads_no_part_kept_by_the_ones_before(

@@ -4,13 +4,48 @@ read the alerts topic back as a reader does."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from typing import Any
 
 from kafka import KafkaConsumer, TopicPartition
 
 from config.settings import Settings
-from workload.generator import WorkloadSpec, generate
+from workload.generator import Record, WorkloadSpec, generate
 from workload.producer import ProduceReport, produce
+
+
+def small_spec(seed: int, start: datetime, span: timedelta) -> WorkloadSpec:
+    """300 clean events (no late, re-sent or broken ones) of 30 users and 20 products."""
+    return WorkloadSpec(
+        events=300,
+        users=30,
+        products=20,
+        seed=seed,
+        start=start,
+        span=span,
+        late_fraction=0.0,
+        duplicate_fraction=0.0,
+        malformed_fraction=0.0,
+    )
+
+
+def event_record(
+    event_id: str, kind: str, user: int, product: int, at: datetime, **extra: object
+) -> Record:
+    """One hand-made event of the shop's contract, sent at its event time, keyed by user."""
+    body = {
+        "event_id": event_id,
+        "event_type": kind,
+        "user_id": user,
+        "product_id": product,
+        "quantity": None,
+        "price": None,
+        "event_time": at.isoformat(timespec="milliseconds") + "Z",
+        "sent_time": at.isoformat(timespec="milliseconds") + "Z",
+        "schema_version": 1,
+        **extra,
+    }
+    return Record("events", str(user).encode(), json.dumps(body).encode())
 
 
 def produce_spec(

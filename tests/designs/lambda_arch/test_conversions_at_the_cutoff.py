@@ -8,7 +8,6 @@ late for ``conversions`` before the run took it over (issue 37).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 
 import pytest
@@ -21,7 +20,7 @@ from designs.platform import build
 from designs.status import lane_status
 from oracle import consume_all
 from tests.support.expected import assert_served_per_contract, expected_views, lane_batches
-from tests.support.kafka import produce_spec
+from tests.support.kafka import event_record, produce_spec
 from workload.generator import Record, WorkloadSpec
 from workload.producer import produce
 
@@ -40,19 +39,7 @@ USERS = range(9_001, 9_013)  # users of their own: every conversion below is one
 
 
 def _event(n: int, kind: str, user: int, at: datetime, **extra: object) -> Record:
-    body = {
-        "event_id": f"cutoff-{n:04d}",
-        "event_type": kind,
-        "user_id": user,
-        "product_id": 1 + user % SPEC.products,
-        "quantity": None,
-        "price": None,
-        "event_time": at.isoformat(timespec="milliseconds") + "Z",
-        "sent_time": at.isoformat(timespec="milliseconds") + "Z",
-        "schema_version": 1,
-        **extra,
-    }
-    return Record("events", str(user).encode(), json.dumps(body).encode())
+    return event_record(f"cutoff-{n:04d}", kind, user, 1 + user % SPEC.products, at, **extra)
 
 
 def test_a_purchase_after_the_cutoff_meets_its_late_page_view_before_it(spark, topic_settings):
