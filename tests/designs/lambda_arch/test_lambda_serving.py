@@ -33,12 +33,14 @@ def test_serving_equals_oracle_after_batch_then_speed(spark, topic_settings):
     assert produce(settings, records[:split]).failed == 0
     cached = cached_rdds(spark)
     batch = run_batch(spark, settings, build(settings).registry)
-    assert cached_rdds(spark) == cached  # the batch job released its events and catalog
+    # the batch job released its events and catalog (what earlier tests left may have been
+    # collected since: Spark's cleaner unpersists an RDD once nothing refers to it)
+    assert cached_rdds(spark) <= cached
     batch_catalog = oracle.catalog_state(consume_all(settings, settings.kafka.catalog_topic))
     assert produce(settings, records[split:]).failed == 0
     run_speed(spark, settings, build(settings).registry, until_caught_up=True)
     # each micro-batch cached its events and its join partners, and released them
-    assert cached_rdds(spark) == cached
+    assert cached_rdds(spark) <= cached
 
     source = source_of(spark, settings)
     assert source.description.startswith(f"batch run {batch.run.run_id} + speed")
