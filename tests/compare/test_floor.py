@@ -93,7 +93,7 @@ def test_the_replay_floor_de_duplicates_each_micro_batch_once_and_keeps_no_event
 
 
 def _floor_conversions(spark, settings: Settings, *, join_context: bool) -> list:
-    """The floor's ``conversions`` over a log read in micro-batches of 80 offsets, served.
+    """The floor's ``conversions`` over a log read in the settings' micro-batches, served.
 
     The floor computes that view alone, as it computes each of the eight (one commit per
     micro-batch, the join's context held between them).
