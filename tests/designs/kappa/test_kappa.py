@@ -11,7 +11,7 @@ from config.settings import with_sections
 from designs.kappa import reprocess as kappa
 from designs.kappa.versions import lane_name, serving_version
 from designs.platform import build
-from event_log.topics import delete_records
+from event_log.topics import delete_records, end_offsets
 from lake.tables import Tables
 from oracle import consume_all
 from speed_layer import lane_log
@@ -69,6 +69,16 @@ def test_first_replay_builds_v1_equal_to_the_oracle(spark, kappa_settings):
         "final"
     }
     assert {r.status for r in labelled if r.window_end == last_window} == {"provisional"}
+
+
+def test_a_replay_is_complete_only_up_to_the_offsets_it_committed(spark, kappa_settings):
+    settings = kappa_settings
+    v1 = find_lane(spark, Tables.of(settings), lane_name(1))
+    end = end_offsets(settings, settings.kafka.events_topic)
+    kappa.check_replay_complete(spark, settings, v1, end)
+    beyond = {p: o + 1 for p, o in end.items()}
+    with pytest.raises(kappa.KappaError, match="stopped before the log end"):
+        kappa.check_replay_complete(spark, settings, v1, beyond)
 
 
 def test_reprocess_with_a_new_window_flips_only_after_catch_up_and_rolls_back(
