@@ -36,15 +36,19 @@ def last_committed(spark: SparkSession, lane: Lane) -> int | None:
     return max(ids, default=None)
 
 
+def committed_ends(spark: SparkSession, lane: Lane) -> dict[int, int]:
+    """Where the newest committed micro-batch ended, per partition (empty before one)."""
+    batch = last_committed(spark, lane)
+    return planned_offsets(spark, lane, batch) if batch is not None else {}
+
+
 def caught_up(spark: SparkSession, lane: Lane, target: dict[int, int]) -> bool:
     """Whether the committed micro-batches reach ``target`` in every partition.
 
     Read from the checkpoint, not from the query's progress events: a micro-batch counts
     only once Spark committed it, so a caught-up lane stops between micro-batches.
     """
-    batch = last_committed(spark, lane)
-    ends = planned_offsets(spark, lane, batch) if batch is not None else {}
-    return reaches(ends, target)
+    return reaches(committed_ends(spark, lane), target)
 
 
 def committed_offsets(

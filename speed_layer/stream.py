@@ -22,7 +22,7 @@ from config.settings import Settings
 from event_log.kafka_source import log_unreachable
 from event_log.topics import end_offsets, start_offsets
 from lake.pools import LIVE, in_pool
-from speed_layer.checkpoint import caught_up, last_committed, planned_offsets
+from speed_layer.checkpoint import caught_up, committed_ends, last_committed
 from speed_layer.epoch import Epoch
 from speed_layer.lane import Lane
 from speed_layer.metrics import Progress, Tally
@@ -72,10 +72,9 @@ def check_retained(spark: SparkSession, settings: Settings, lane: Lane) -> None:
     own ``failOnDataLoss`` would fail somewhere inside a micro-batch; this says up front
     which lane lost which offsets.
     """
-    batch = last_committed(spark, lane)
-    if batch is None:
+    resume_at = committed_ends(spark, lane)
+    if not resume_at:
         return
-    resume_at = planned_offsets(spark, lane, batch)
     first = start_offsets(settings, settings.kafka.events_topic)
     lost = {p: (o, first[p]) for p, o in resume_at.items() if first.get(p, 0) > o}
     if lost:

@@ -57,7 +57,7 @@ from lake.offsets import reaches
 from lake.tables import Tables
 from measure.laps import Laps
 from quality import warm_up
-from speed_layer.checkpoint import first_offsets, last_committed, planned_offsets
+from speed_layer.checkpoint import committed_ends, first_offsets
 from speed_layer.epoch import Epoch
 from speed_layer.lane import Lane, lane_root
 from speed_layer.metrics import read_metrics, watermark_drops
@@ -174,9 +174,8 @@ def check_replay_complete(
     A start above 0 means retention (or a delete) removed history between the check at
     start and the first micro-batch: the version lacks events and must not serve. So
     does a replay whose de-duplication dropped records behind its watermark. Both ends
-    come from Spark's checkpoint, read as files: the lane's progress rows say the same,
-    but reading them is a Spark query (about 2 s of a 2,000-event reprocess in a fresh
-    process).
+    come from Spark's checkpoint, read as files (the lane's progress rows say the same,
+    through a Spark query).
     """
     started = first_offsets(spark, lane)
     skipped = {p: o for p, o in started.items() if o > 0}
@@ -186,8 +185,7 @@ def check_replay_complete(
             f"{lane.name} replayed {settings.kafka.events_topic!r} starting at {detail}: "
             "offsets below were deleted before it read them; not calling it complete"
         )
-    batch = last_committed(spark, lane)
-    reached = planned_offsets(spark, lane, batch) if batch is not None else {}
+    reached = committed_ends(spark, lane)
     if not reaches(reached, target):
         raise KappaError(f"{lane.name} stopped before the log end: {reached} < {target}")
     dropped = watermark_drops(read_metrics(spark, lane.root))
@@ -324,8 +322,7 @@ def replay_version(
     on_progress: Callable[[dict], None] | None = None,
 ) -> LaneRun:
     """Replay the log into a version's lane (new, or resumed) up to ``target``."""
-    batch = last_committed(spark, lane)
-    done = planned_offsets(spark, lane, batch) if batch is not None else {}
+    done = committed_ends(spark, lane)
     remaining = {p: max(0, end - done.get(p, 0)) for p, end in target.items()}
     return run_version(
         spark,
