@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from pyspark.sql import functions as F
 
 from compare.floor import start_floor
-from config.settings import Settings, with_sections
+from compare.floor_context import GATHER_EVERY, HeldContext
+from config.settings import Settings, ViewSettings, with_sections
+from event_log.decode import EVENT_SCHEMA
+from lake.kept import kept
 from oracle import consume_all, decode, dedup
 from oracle import views as oracle_views
 from tests.support.delta import commits, files_added_per_part
@@ -134,3 +137,41 @@ def test_the_views_floor_meets_a_joins_partners_in_earlier_micro_batches(
     assert_view_matches(served, expected, conversions.VIEW.name)
     converted = sum(r["converted"] for r in expected)
     assert alone.agg(F.sum("converted")).first()[0] < converted, "alone, it misses partners"
+
+
+def test_the_views_floor_holds_no_more_of_a_joins_context_than_a_lanes_rule_keeps(spark):
+    """Gathered, the held events are the view's ``context_kept`` of them, as a lane keeps.
+
+    Six page views of one user and product in each micro-batch, all in one step of the
+    look-back: a lane keeps two of them (the first and the last). A purchase before the
+    watermark (the clock less the allowed lateness) meets no page view still to come.
+    """
+    start = datetime(2026, 12, 1, 10, 0)
+    held = HeldContext(CONVERSIONS, ViewSettings())
+
+    def batch(i: int) -> list[tuple]:
+        views = [("page_view", start + timedelta(minutes=i, seconds=s)) for s in range(6)]
+        purchase = [("purchase", start + timedelta(minutes=i, seconds=30))] if i == 0 else []
+        return [
+            (f"b{i}-{n}", kind, 1, 1, 1, None, at, None, 0, i * 10 + n, None)
+            for n, (kind, at) in enumerate(views + purchase)
+        ]
+
+    first = kept(spark.createDataFrame(batch(0), EVENT_SCHEMA))  # as the floor holds a batch
+    later = [
+        kept(spark.createDataFrame(batch(i), EVENT_SCHEMA)) for i in range(21, 20 + GATHER_EVERY)
+    ]
+    for frame in [first, *later[:-1]]:
+        assert held.add(frame)
+    assert held.earlier(conversions.VIEW).count() == 6 * (GATHER_EVERY - 1) + 1  # not gathered yet
+
+    # the batch that fills GATHER_EVERY: all are gathered, the clock past the purchase by
+    # more than the allowed lateness (10 minutes)
+    held.add(later[-1])
+
+    rows = held.earlier(conversions.VIEW).orderBy("event_time").collect()
+    assert [(r.event_type, r.event_id) for r in rows] == [
+        ("page_view", "b0-0"),
+        ("page_view", f"b{19 + GATHER_EVERY}-5"),
+    ]
+    held.release()
