@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from views.base import View, ViewContext
@@ -53,24 +53,67 @@ def present(state: DataFrame) -> DataFrame:
 
     Rows ``user_id, burst_at (= t), window_start (= t - window), purchases``; one row
     per user and time, however many purchases share that time.
+
+    Counted in one ordered pass per user, not by pairing purchases: each interval end
+    ``t`` gets two probes among the user's purchases in time order, one at ``t`` (after
+    the purchases of that instant) and one at ``t - window`` (before them), and a running
+    count of purchases gives ``#(<= t) - #(< t - window)``. Joining every end with every
+    purchase of its user cost the square of a user's purchases: a lane's alerts at
+    5,000 events/s and 200 users took over 100 s of task time per publish by minute 20
+    of a run (docs/benchmarks.md, "Where lk's cores went").
     """
-    ends = state.select(
-        F.col("user_id"),
-        F.col("purchased_at").alias("burst_at"),
-        F.col("_window_ms").alias("_w"),
-        F.col("_threshold").alias("_n"),
-    ).dropDuplicates(["user_id", "burst_at"])
-    inside = state.select(F.col("user_id").alias("_u"), F.col("purchased_at").alias("_t"))
-    start = F.timestamp_millis(F.unix_millis("burst_at") - F.col("_w"))
-    joined = ends.join(
-        inside,
-        (F.col("user_id") == F.col("_u")) & F.col("_t").between(start, F.col("burst_at")),
+    state = state.where(F.col("user_id").isNotNull() & F.col("purchased_at").isNotNull())
+    ends = (
+        state.select(
+            F.col("user_id"),
+            F.col("purchased_at").alias("burst_at"),
+            F.col("_window_ms").alias("_w"),
+            F.col("_threshold").alias("_n"),
+        )
+        .dropDuplicates(["user_id", "burst_at"])
+        .withColumn("window_start", F.timestamp_millis(F.unix_millis("burst_at") - F.col("_w")))
+        .where(F.col("window_start").isNotNull())
     )
-    return (
-        joined.groupBy("user_id", "burst_at", "_w", "_n")
-        .agg(F.count("*").alias("purchases"))
-        .where(F.col("purchases") >= F.col("_n"))
-        .select("user_id", "burst_at", start.alias("window_start"), "purchases")
+
+    def probes(at: str, order: int) -> DataFrame:
+        """Each end once more, at time ``at``, sorting before (0) or after (2) purchases."""
+        return ends.select(
+            "user_id",
+            "burst_at",
+            "_n",
+            "window_start",
+            F.col(at).alias("_at"),
+            F.lit(order).alias("_order"),
+        )
+
+    purchases = state.select(
+        "user_id", F.col("purchased_at").alias("_at"), F.lit(1).alias("_order")
+    )
+    rows = (
+        probes("window_start", 0)
+        .unionByName(probes("burst_at", 2))
+        .unionByName(purchases, allowMissingColumns=True)
+    )
+    before = (
+        Window.partitionBy("user_id")
+        .orderBy("_at", "_order")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    counted = rows.withColumn("_seen", F.sum((F.col("_order") == 1).cast("long")).over(before))
+    per_end = (
+        counted.where(F.col("_order") != 1)
+        .groupBy("user_id", "burst_at")
+        .agg(
+            F.first("_n").alias("_n"),
+            F.first("window_start").alias("window_start"),
+            (
+                F.max(F.when(F.col("_order") == 2, F.col("_seen")))
+                - F.max(F.when(F.col("_order") == 0, F.col("_seen")))
+            ).alias("purchases"),
+        )
+    )
+    return per_end.where(F.col("purchases") >= F.col("_n")).select(
+        "user_id", "burst_at", "window_start", "purchases"
     )
 
 

@@ -76,6 +76,15 @@ def test_a_burst_split_over_parts_is_found_once_they_merge(spark):
     assert_view_matches(VIEW.serve(VIEW.merge(state.unionByName(state))), EXPECTED, VIEW.name)
 
 
+def test_purchases_at_one_instant_count_in_every_interval_they_are_in(spark):
+    """Purchases sharing a time are one interval end and each count (the ordered pass
+    puts an end's own instant inside, its interval's start too)."""
+    same = [("purchase", 9, p, 1, 1.0, T0 + M) for p in (1, 2, 3)]
+    rows = [*same, ("purchase", 9, 4, 1, 1.0, T0 + 6 * M), ("purchase", 9, 5, 1, 1.0, T0 + 7 * M)]
+    actual = VIEW.evaluate(make_events(spark, rows), ViewContext(ViewSettings()))
+    assert_view_matches(actual, [_burst(9, T0 + M, 3), _burst(9, T0 + 6 * M, 4)], VIEW.name)
+
+
 def test_threshold_and_interval_from_settings(spark):
     settings = ViewSettings(burst_threshold=2, burst_window=timedelta(minutes=1))
     actual = VIEW.evaluate(make_events(spark, ROWS), ViewContext(settings))
