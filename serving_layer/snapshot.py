@@ -131,6 +131,11 @@ def render(value: Any) -> Any:
     return to_json_value(value)
 
 
+def _nulls_first(value: Any) -> tuple[bool, Any]:
+    """An order key that puts None before every value, as Spark's ascending order does."""
+    return (value is not None, value)
+
+
 class _Index:
     """Row ids by the values of some columns, ascending; built in C for unique values.
 
@@ -232,6 +237,50 @@ class ViewSnapshot:
         moved = copy.copy(self)
         moved.version, moved.refreshed_at = version, refreshed_at
         return moved
+
+    def changed(
+        self,
+        *,
+        split_by: Sequence[str],
+        touched: set[tuple],
+        rows: Sequence[tuple],
+        order_by: Sequence[str],
+        version: int,
+        refreshed_at: datetime,
+    ) -> ViewSnapshot:
+        """These rows with those of each ``touched`` value of ``split_by`` replaced by ``rows``.
+
+        For a view whose rows of one value of ``split_by`` depend on that value's state
+        alone (``View.split_by``): a lane commit touched the values in ``touched``, and
+        ``rows`` are all that is presented of them now (a value may have none left). The
+        other rows, and what was rendered of them, are kept as they are, so the reload
+        collects what the commit changed, not the whole view. Ordered on ``order_by``
+        as Spark orders (ascending, nulls first).
+        """
+        positions = [self._positions[c] for c in split_by]
+        kept = [
+            (row, record)
+            for row, record in zip(self._rows, self._records, strict=True)
+            if tuple(row[p] for p in positions) not in touched
+        ]
+        pairs: list[tuple[tuple, dict[str, Any] | None]] = [
+            *kept,
+            *((tuple(row), None) for row in rows),
+        ]
+        order = [self._positions[c] for c in order_by]
+        if order:
+            try:
+                pairs.sort(key=lambda pair: tuple(pair[0][p] for p in order))
+            except TypeError:  # a null among them: first, as Spark orders them
+                pairs.sort(key=lambda pair: tuple(_nulls_first(pair[0][p]) for p in order))
+        snapshot = copy.copy(self)
+        snapshot.version, snapshot.refreshed_at = version, refreshed_at
+        snapshot._rows = [row for row, _ in pairs]
+        snapshot._records = [record for _, record in pairs]
+        snapshot._key_index = _Index(snapshot._rows, [self._positions[k] for k in self.key])
+        snapshot._column_indexes = {}
+        snapshot._lock = threading.Lock()
+        return snapshot
 
     def column(self, name: str) -> ColumnInfo | None:
         """The presented column called ``name``, or None."""

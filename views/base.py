@@ -100,6 +100,14 @@ class View:
             for a state of a row per event (a set), which merging hardly shrinks: merging
             rewrote every event of the last twenty minutes each time to drop a few copies.
             Readers merge either way, so the answers are the same.
+        split_by: columns whose values split the view: ``merge`` combines only rows of
+            one value of them, ``present`` turns each value's merged rows into presented
+            rows of that value (which carry these columns as they are), and neither looks
+            at another value's rows. A reader given a commit's new state rows then
+            presents again only the values they hold (``lk serve``, whose reload after a
+            lane commit would otherwise collect every row of the view). Empty: a view
+            whose rows depend on others (a per-window count of per-purchase rows), which
+            is presented again whole.
 
     """
 
@@ -118,6 +126,7 @@ class View:
     settles_with: str | None = None
     window: str | None = None
     compaction: Compaction = "merge"
+    split_by: tuple[str, ...] = ()
 
     @property
     def keeps_context(self) -> bool:

@@ -50,5 +50,6 @@ VIEW = View(
     merge_rule="quantity changes add per (user, product), latest updated_at wins: exact",
     present=present,
     order_by=KEY,
+    split_by=KEY,
     totals=lambda events, _: {"quantity": F.coalesce(F.sum(quantity_change()), F.lit(0))},
 )

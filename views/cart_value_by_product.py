@@ -98,4 +98,5 @@ VIEW = View(
     ),
     present=present,
     order_by=KEY,
+    split_by=KEY,
 )

@@ -81,6 +81,7 @@ VIEW = View(
         "unions: exact for any split"
     ),
     order_by=KEY,
+    split_by=KEY,
     non_negative=("events", "distinct_users", "distinct_users_approx"),
     totals=lambda events, settings: {
         "events": F.count("*") * (settings.hop_window // settings.hop_slide),

@@ -48,6 +48,7 @@ VIEW = View(
     merge=merge,
     merge_rule="orders and revenue add per (window, category): exact for any split",
     order_by=KEY,
+    split_by=KEY,
     non_negative=("orders", "revenue"),
     totals=lambda events, _: {
         "orders": F.count(F.when(F.col("event_type") == "purchase", 1)),

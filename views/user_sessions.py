@@ -78,6 +78,7 @@ VIEW = View(
         "watermark are provisional"
     ),
     order_by=KEY,
+    split_by=("user_id",),
     non_negative=("events", "purchases", "revenue"),
     totals=lambda events, _: {
         "events": F.count("*"),

@@ -8,14 +8,18 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from config.settings import load_settings
+from config.settings import ViewSettings, load_settings
 from lake.kept import released
 from lake.source import PART, ServingSource, StateTable
 from lake.storage import SAME_ANSWERS, delta_version
+from serving_layer import refresh
 from serving_layer.refresh import Refresher, load_snapshot
 from tests.support.cache import holds
+from tests.support.workload import assert_view_matches, oracle_views, view_inputs
+from views import default_registry
 from views.base import View
 from views.registry import ViewRegistry
+from workload.generator import WorkloadSpec
 
 pytestmark = pytest.mark.integration
 
@@ -268,3 +272,49 @@ def test_a_base_that_lost_its_rows_fails_one_reload_and_the_next_reads_the_view_
     refresher.refresh()
     assert _rows(refresher.state.views["counts"]) == [("a", 3)]
     refresher.stop()
+
+
+@pytest.fixture(scope="module")
+def workload(spark):
+    return view_inputs(spark, WorkloadSpec(events=3_000, users=40, products=20, seed=11))
+
+
+@pytest.mark.parametrize("name", [view.name for view in default_registry() if view.split_by])
+def test_a_split_view_presents_again_only_what_each_commit_touched_and_serves_the_oracle(
+    spark, tmp_path: Path, workload, name: str, monkeypatch
+):
+    """Three commits of a view's partial results; each reload after the first merges onto
+    the base and presents only the values its rows hold (``View.split_by``), never the
+    whole view: the rows, in their order, are what a whole read serves, and the oracle's."""
+    events, catalog, frame, ctx = workload
+    view = default_registry().get(name)
+    path, part = str(tmp_path / "log"), f"state/e1/{name}"
+    table = StateTable(path, part, name)
+
+    def commit(k: int) -> int:
+        state = view.compute(frame.where(F.col("offset") % 3 == k), ctx)
+        logged = state.select(F.lit(part).alias(PART), F.struct(*state.columns).alias(name))
+        logged.coalesce(1).write.format("delta").partitionBy(PART).mode("append").save(path)
+        version = delta_version(spark, path)
+        assert version is not None
+        return version
+
+    snapshot, base = load_snapshot(spark, view, table, commit(0))
+    wholes = []
+    whole_read = refresh._presented_rows
+    monkeypatch.setattr(refresh, "_presented_rows", lambda *a: wholes.append(a) or whole_read(*a))
+    for k in (1, 2):
+        version = commit(k)
+        assert base is not None
+        snapshot, after = load_snapshot(spark, view, table, version, base=base, previous=snapshot)
+        assert after is not None and after.version == version
+        released(base.merged)
+        base = after
+    assert wholes == [], "no reload after a commit presented the whole view"
+    whole, _ = load_snapshot(spark, view, table, version, cache_base=False)
+
+    assert _rows(snapshot) == _rows(whole)
+    served = spark.createDataFrame(_rows(snapshot), view.evaluate(frame, ctx).schema)
+    assert_view_matches(served, oracle_views(events, catalog, ViewSettings())[name], name)
+    assert base is not None
+    released(base.merged)

@@ -126,3 +126,39 @@ def test_rows_that_cannot_be_hashed_are_rendered_again() -> None:
     again = snapshot(rows, previous=before, schema=listed).select({})
     assert again == first == [{"user_id": "u1", "product_id": "p1", "ids": [1, 2]}]
     assert again[0] is not first[0]
+
+
+def test_changed_replaces_the_rows_of_the_touched_values_and_keeps_the_rest_rendered() -> None:
+    before = snapshot(ROWS)
+    untouched = before.select({"user_id": "u2"})[0]
+    after = before.changed(
+        split_by=("user_id",),
+        touched={("u1",), ("u0",)},
+        rows=[("u1", "p2", 4, Decimal("10.00"), AT), ("u0", "p9", 1, Decimal("2.00"), AT)],
+        order_by=("user_id", "product_id"),
+        version=4,
+        refreshed_at=AT,
+    )
+
+    assert [(r["user_id"], r["product_id"], r["quantity"]) for r in after.select({})] == [
+        ("u0", "p9", 1),
+        ("u1", "p2", 4),  # u1's p1 line is shown no more
+        ("u2", "p1", 2),
+        ("u3", "p3", 5),
+    ]
+    assert after.select({"user_id": "u1", "product_id": "p1"}) == []
+    assert after.version == 4 and before.version == 3 and len(before) == 4
+    assert after.select({"user_id": "u2"})[0] is untouched, "an untouched row keeps its rendering"
+
+
+def test_changed_orders_nulls_first_as_spark_does() -> None:
+    after = snapshot(ROWS[:1]).changed(
+        split_by=("user_id",),
+        touched={(None,)},
+        rows=[(None, "p1", 1, Decimal("1.00"), AT)],
+        order_by=("user_id", "product_id"),
+        version=4,
+        refreshed_at=AT,
+    )
+
+    assert [r["user_id"] for r in after.select({})] == [None, "u1"]

@@ -11,8 +11,12 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 import oracle
+from batch_layer.bronze import first_copies
 from config.settings import ViewSettings
-from workload.generator import Record
+from event_log.catalog import catalog_table, catalog_versions
+from event_log.decode import decode_events, valid_events
+from views.base import ViewContext
+from workload.generator import Record, WorkloadSpec, generate
 from workload.producer import partition_for
 
 KAFKA_SCHEMA = (
@@ -51,6 +55,23 @@ def kafka_frame(spark: SparkSession, logged: Sequence[oracle.RawRecord]) -> Data
     """A DataFrame shaped like Spark's Kafka source over ``logged``."""
     rows = [(r.key, r.value, "events", r.partition, r.offset, _time(r), 0) for r in logged]
     return spark.createDataFrame(rows, KAFKA_SCHEMA)
+
+
+Computed = tuple[list[oracle.RawRecord], list[oracle.RawRecord], DataFrame, ViewContext]
+"""A workload's event and catalog records as logged, its first copies decoded, the context."""
+
+
+def view_inputs(spark: SparkSession, spec: WorkloadSpec, partitions: int = 3) -> Computed:
+    """What the views compute over ``spec``, as the batch layer reads it (kept in the session)."""
+    records = list(generate(spec))
+    events = as_logged(records, "events", partitions)
+    catalog = as_logged(records, "catalog", 1)
+    decoded = valid_events(decode_events(kafka_frame(spark, events)))
+    changes = kafka_frame(spark, catalog)
+    ctx = ViewContext(
+        ViewSettings(), catalog_table(changes).cache(), catalog_versions(changes).cache()
+    )
+    return events, catalog, first_copies(decoded).cache(), ctx
 
 
 def oracle_views(

@@ -9,31 +9,19 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from batch_layer.bronze import first_copies
 from config.settings import ViewSettings
-from event_log.catalog import catalog_table, catalog_versions
-from event_log.decode import decode_events, quarantined, valid_events
-from tests.support.workload import as_logged, assert_view_matches, kafka_frame, oracle_views
+from event_log.decode import decode_events, quarantined
+from tests.support.workload import assert_view_matches, kafka_frame, oracle_views, view_inputs
 from views import default_registry
 from views.base import ViewContext
-from workload.generator import WorkloadSpec, generate
+from workload.generator import WorkloadSpec
 
 pytestmark = pytest.mark.integration
-PARTITIONS = 3
 
 
 @pytest.fixture(scope="module")
 def workload(spark):
-    records = list(generate(WorkloadSpec(events=4_000, users=60, products=40, seed=7)))
-    events = as_logged(records, "events", PARTITIONS)
-    catalog = as_logged(records, "catalog", 1)
-    decoded = valid_events(decode_events(kafka_frame(spark, events)))
-    first = first_copies(decoded)
-    changes = kafka_frame(spark, catalog)
-    ctx = ViewContext(
-        ViewSettings(), catalog_table(changes).cache(), catalog_versions(changes).cache()
-    )
-    return events, catalog, first.cache(), ctx
+    return view_inputs(spark, WorkloadSpec(events=4_000, users=60, products=40, seed=7))
 
 
 @pytest.mark.parametrize("name", default_registry().names())
