@@ -245,20 +245,18 @@ def _changed(
     """
     split = list(view.split_by)
     names = [c.name for c in previous.columns]
-    keys = F.broadcast(
-        appended.select(*(F.col(c).alias(f"{TOUCHED}{i}") for i, c in enumerate(split)))
-    )
+    tags = [F.col(c).alias(f"{TOUCHED}{i}") for i, c in enumerate(split)]
+    keys = F.broadcast(appended.select(*tags))
     on = [merged[c].eqNullSafe(keys[f"{TOUCHED}{i}"]) for i, c in enumerate(split)]
     subset = merged.join(keys, on, "left_semi")
     shown = view.present(subset)
     if names != shown.columns:
         return None
-    values = subset.select(*(F.col(c).alias(f"{TOUCHED}{i}") for i, c in enumerate(split)))
     found = shown.withColumn(SHOWN, F.lit(True)).unionByName(
-        values.withColumn(SHOWN, F.lit(False)), allowMissingColumns=True
+        subset.select(*tags).withColumn(SHOWN, F.lit(False)), allowMissingColumns=True
     )
     width = len(names)
-    out = found.select(*names, *(f"{TOUCHED}{i}" for i in range(len(split))), SHOWN).collect()
+    out = found.select(*names, *keys.columns, SHOWN).collect()
     return previous.changed(
         split_by=split,
         touched={tuple(row[width:-1]) for row in out if not row[-1]},

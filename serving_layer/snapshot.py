@@ -196,12 +196,16 @@ class ViewSnapshot:
         self.refreshed_at = refreshed_at
         self._by_name = {c.name: c for c in self.columns}
         self._positions = {c.name: i for i, c in enumerate(self.columns)}
-        self._rows = [tuple(row) for row in rows]
         self._names = [c.name for c in self.columns]
-        #: rows rendered as JSON-ready dicts, each the first time a request returns it
-        self._records: list[dict[str, Any] | None] = [None] * len(self._rows)
+        self._hold([tuple(row) for row in rows], [None] * len(rows))
         if previous is not None and previous.columns == self.columns:
             self._carry(previous)
+
+    def _hold(self, rows: list[tuple], records: list[dict[str, Any] | None]) -> None:
+        """Serve ``rows``, with what was rendered of them, indexed on the key."""
+        self._rows = rows
+        #: rows rendered as JSON-ready dicts, each the first time a request returns it
+        self._records = records
         self._key_index = _Index(self._rows, [self._positions[k] for k in self.key])
         self._column_indexes: dict[str, _Index] = {}
         self._lock = threading.Lock()
@@ -273,13 +277,8 @@ class ViewSnapshot:
                 pairs.sort(key=lambda pair: tuple(pair[0][p] for p in order))
             except TypeError:  # a null among them: first, as Spark orders them
                 pairs.sort(key=lambda pair: tuple(_nulls_first(pair[0][p]) for p in order))
-        snapshot = copy.copy(self)
-        snapshot.version, snapshot.refreshed_at = version, refreshed_at
-        snapshot._rows = [row for row, _ in pairs]
-        snapshot._records = [record for _, record in pairs]
-        snapshot._key_index = _Index(snapshot._rows, [self._positions[k] for k in self.key])
-        snapshot._column_indexes = {}
-        snapshot._lock = threading.Lock()
+        snapshot = self.at(version, refreshed_at)
+        snapshot._hold([row for row, _ in pairs], [record for _, record in pairs])
         return snapshot
 
     def column(self, name: str) -> ColumnInfo | None:

@@ -57,11 +57,11 @@ def kafka_frame(spark: SparkSession, logged: Sequence[oracle.RawRecord]) -> Data
     return spark.createDataFrame(rows, KAFKA_SCHEMA)
 
 
-Computed = tuple[list[oracle.RawRecord], list[oracle.RawRecord], DataFrame, ViewContext]
+ViewInputs = tuple[list[oracle.RawRecord], list[oracle.RawRecord], DataFrame, ViewContext]
 """A workload's event and catalog records as logged, its first copies decoded, the context."""
 
 
-def view_inputs(spark: SparkSession, spec: WorkloadSpec, partitions: int = 3) -> Computed:
+def view_inputs(spark: SparkSession, spec: WorkloadSpec, partitions: int = 3) -> ViewInputs:
     """What the views compute over ``spec``, as the batch layer reads it (kept in the session)."""
     records = list(generate(spec))
     events = as_logged(records, "events", partitions)
