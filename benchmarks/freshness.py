@@ -273,6 +273,7 @@ def run_lk(
     port = free_ports(1)[0]
     env = lk_env(settings, workdir, {"LK_SERVING__PORT": str(port), **(more_env or {})})
     procs = start_lk(env, workdir, "speed", "serve")
+    commits, stop_following = following(lane_log_path(settings))
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5)
     seen: dict[int, float] = {}
     versions: dict[int, float] = {}  # the lane log's version -> when first served
@@ -335,10 +336,9 @@ def run_lk(
             text=True,
         )
     finally:
+        stop_following()
         stop_all(procs)
-    result = served_lane(
-        settings, args, report, seen, versions, lane_micro_batches(settings), polls
-    )
+    result = served_lane(settings, args, report, seen, versions, commits, polls)
     result["storage_over_time"] = [
         {"minute": round((when - report.started_at) / 60, 1), **sizes} for when, sizes in kept
     ]
@@ -349,7 +349,7 @@ def run_lk(
     ]
     try:
         streaming = json.loads(status.stdout)["streaming"]
-        result["median_micro_batch_seconds"] = streaming["median_batch_seconds"]
+        result["status_median_batch_seconds"] = streaming["median_batch_seconds"]
         result["median_phase_seconds"] = streaming["median_phase_seconds"]
         result["dedup_state"] = streaming.get("dedup_state")
     except (ValueError, KeyError, TypeError):
@@ -361,20 +361,20 @@ def run_lk(
     return result
 
 
-def lane_micro_batches(settings: Settings) -> list[tuple[float, float]]:
+def lane_micro_batches(settings: Settings, commits: LaneCommits) -> list[tuple[float, float]]:
     """Each of the lane's micro-batches: (when it committed, seconds from its start to then).
 
     A progress row's ``finished_at`` is when the micro-batch's rows were ready, before
     the commit that holds them; the commit's own time is in the lane log, noted with
-    the micro-batch it holds (``lane_log.batch_commits``).
+    the micro-batch it holds, as ``commits`` read it during the run.
     """
     spark = build_session(settings, app_name="lk-freshness-progress")
     try:
         lane = find_lane(spark, Tables.of(settings), LAMBDA_LANE)
         rows = progress.history(spark, lane) if lane else []
-        committed = lane_log.batch_commits(spark, lane) if lane else {}
     finally:
         spark.stop()
+    committed = commits.batches()
     return [
         (committed[r.batch_id], committed[r.batch_id] - start.replace(tzinfo=UTC).timestamp())
         for r in rows
@@ -470,15 +470,70 @@ def lane_log_path(settings: Settings) -> Path:
     return Path(path)
 
 
-def commit_times(log: Path) -> dict[int, float]:
-    """The Delta versions of the table at ``log`` and when each was committed (epoch s)."""
-    times: dict[int, float] = {}
-    for commit in (log / "_delta_log").glob("*.json"):
-        for line in commit.read_text().splitlines():
-            info = json.loads(line).get("commitInfo")
-            if info is not None:
-                times[int(commit.stem)] = info["timestamp"] / 1000
-    return times
+#: how often :class:`LaneCommits` reads the lane log's new commit files: well within the
+#: shortest log retention a run sets (10 minutes)
+COMMITS_EVERY_S = 30.0
+
+
+class LaneCommits:
+    """The lane log's commits as they appear: version -> (when made, the micro-batch held).
+
+    Read from its ``_delta_log`` while the run goes on (:meth:`follow`), not only at its
+    end: a short log retention (``stream.log_retention``) deletes a commit's file at a
+    checkpoint long before a 90-minute run ends, and with it when the commit was made,
+    so a slice of the run's first minutes would have no commit-to-answer times.
+    """
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self.made: dict[int, tuple[float, int | None]] = {}
+
+    def read_new(self) -> None:
+        """Note the commits not seen yet (a file deleted since it was listed is skipped)."""
+        for commit in (self.log / "_delta_log").glob("*.json"):
+            version = int(commit.stem)
+            if version in self.made:
+                continue
+            try:
+                lines = commit.read_text().splitlines()
+            except FileNotFoundError:
+                continue
+            for line in lines:
+                info = json.loads(line).get("commitInfo")
+                if info is not None:
+                    batch = lane_log.noted_batch(info.get("userMetadata"))
+                    self.made[version] = (info["timestamp"] / 1000, batch)
+
+    def follow(self, stop: threading.Event, every_s: float = COMMITS_EVERY_S) -> None:
+        """Read new commits every ``every_s`` until ``stop``, then once more."""
+        while not stop.wait(every_s):
+            self.read_new()
+        self.read_new()
+
+    def times(self) -> dict[int, float]:
+        """Version -> when it was committed (epoch s)."""
+        return {version: at for version, (at, _) in self.made.items()}
+
+    def batches(self) -> dict[int, float]:
+        """Micro-batch id -> when the commit that holds it was made.
+
+        A micro-batch undone by a recovery and run again is noted twice: the later
+        commit is the one that stands (:func:`speed_layer.lane_log.batch_commits`).
+        """
+        return {batch: at for _, (at, batch) in sorted(self.made.items()) if batch is not None}
+
+
+def following(log: Path) -> tuple[LaneCommits, Callable[[], None]]:
+    """A :class:`LaneCommits` of ``log`` read in a thread of its own, and how to stop it."""
+    commits, stop = LaneCommits(log), threading.Event()
+    thread = threading.Thread(target=commits.follow, args=(stop,), daemon=True)
+    thread.start()
+
+    def done() -> None:
+        stop.set()
+        thread.join()
+
+    return commits, done
 
 
 def served_lane(
@@ -487,23 +542,25 @@ def served_lane(
     report: ScheduleReport,
     seen: dict[int, float],
     shown: dict[int, float],
-    micro_batches: list[tuple[float, float]],
+    commits: LaneCommits,
     polls: list[tuple[float, int]],
 ) -> dict[str, Any]:
     """The figures of a contender that serves ``lk speed``'s lane (lk, the serving floor).
 
-    Visibility of the probes; from each lane commit to when it was ``shown`` (the lane
-    log's version -> when first served), over the steady phase and per slice; the lane's
-    ``micro_batches`` per slice; ``polls`` of the view, the later half of them (a watcher's
-    GETs: none for the floor).
+    Visibility of the probes; from each lane commit (``commits``, read during the run)
+    to when it was ``shown`` (the lane log's version -> when first served), over the
+    steady phase and per slice; the lane's micro-batches per slice; ``polls`` of the
+    view, the later half of them (a watcher's GETs: none for the floor).
     """
     result = latencies(report, seen, args.discard)
     steady_from = report.started_at + args.discard
-    log = lane_log_path(settings)
+    committed = commits.times()
     result["serving"] = serving_split(
-        log, {v: t for v, t in shown.items() if t >= steady_from}, polls[len(polls) // 2 :]
+        committed, {v: t for v, t in shown.items() if t >= steady_from}, polls[len(polls) // 2 :]
     )
-    committed = commit_times(log)
+    micro_batches = lane_micro_batches(settings, commits)
+    steady = [seconds for when, seconds in micro_batches if when >= steady_from]
+    result["median_micro_batch_seconds"] = round(statistics.median(steady), 2) if steady else None
     over_time(
         result,
         report,
@@ -520,15 +577,15 @@ def served_lane(
 
 
 def serving_split(
-    log: Path, versions: dict[int, float], polls: list[tuple[float, int]]
+    committed: dict[int, float], versions: dict[int, float], polls: list[tuple[float, int]]
 ) -> dict[str, Any]:
     """How long ``lk serve`` took to show each lane commit, and what a watcher's GET cost.
 
-    A version's lag is from the lane's Delta commit to the first GET that answered from
-    it: the refresher's wait for its next check, the reload (a Spark job), and the poll.
-    Versions the refresher skipped (a newer one came before it reloaded) are not counted.
+    A version's lag is from the lane's Delta commit (``committed``: version -> when) to
+    the first GET that answered from it: the refresher's wait for its next check, the
+    reload (a Spark job), and the poll. Versions the refresher skipped (a newer one came
+    before it reloaded) are not counted.
     """
-    committed = commit_times(log)
     lags = [seen - committed[v] for v, seen in versions.items() if v in committed]
     return {
         "versions_served": len(lags),
@@ -643,6 +700,7 @@ def run_serving_floor(
                 errors.append(str(error).splitlines()[0])
 
     procs = start_lk(lk_env(settings, workdir, {}), workdir, "speed")
+    commits, stop_following = following(lane_log_path(settings))
     server = threading.Thread(target=serve, daemon=True)
     server.start()
     try:
@@ -652,14 +710,11 @@ def run_serving_floor(
     finally:
         stop.set()
         server.join()
+        stop_following()
         stop_all(procs)
         spark.stop()
-    micro_batches = lane_micro_batches(settings)
-    result = served_lane(settings, args, report, seen, shown, micro_batches, [])
+    result = served_lane(settings, args, report, seen, shown, commits, [])
     result["serving"]["errors"] = errors[:20]
-    steady_from = report.started_at + args.discard
-    steady = [seconds for when, seconds in micro_batches if when >= steady_from]
-    result["median_micro_batch_seconds"] = round(statistics.median(steady), 2) if steady else None
     return result
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.freshness import (
+    LaneCommits,
     flat,
     lane_log_path,
     latencies,
@@ -24,9 +25,10 @@ from measure.generator import ScheduleReport
 pytestmark = pytest.mark.unit
 
 
-def _commit(log: Path, version: int, at_ms: int) -> None:
+def _commit(log: Path, version: int, at_ms: int, note: str | None = None) -> None:
     (log / "_delta_log").mkdir(parents=True, exist_ok=True)
-    lines = [{"commitInfo": {"timestamp": at_ms}}, {"add": {"path": f"part-{version}"}}]
+    info = {"timestamp": at_ms} | ({"userMetadata": note} if note else {})
+    lines = [{"commitInfo": info}, {"add": {"path": f"part-{version}"}}]
     (log / "_delta_log" / f"{version:020d}.json").write_text(
         "\n".join(json.dumps(line) for line in lines)
     )
@@ -83,7 +85,10 @@ def test_each_served_version_lags_its_own_commit(tmp_path: Path) -> None:
     _commit(log, 8, 1_006_000)
     _commit(log, 9, 1_012_000)
 
-    split = serving_split(log, {8: 1_007.5, 9: 1_014.0}, [(0.01, 100)])
+    commits = LaneCommits(log)
+    commits.read_new()
+
+    split = serving_split(commits.times(), {8: 1_007.5, 9: 1_014.0}, [(0.01, 100)])
 
     assert split["versions_served"] == 2
     assert split["versions_committed"] == 2  # 8 and 9; 7 came before the steady phase
@@ -174,3 +179,20 @@ def test_serving_is_set_beside_the_serving_floor_from_their_commit_to_answer_tim
         "lk_commit_to_served_p50_over_serving_floor": 2.0,
         "lk_commit_to_served_p99_over_serving_floor": 3.0,
     }
+
+
+def test_a_commit_read_during_the_run_keeps_its_time_after_retention_deletes_its_file(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log"
+    _commit(log, 0, 1_000_000, note="micro-batch 0")
+    _commit(log, 1, 1_004_000)  # a maintenance commit: no micro-batch
+    commits = LaneCommits(log)
+    commits.read_new()
+    (log / "_delta_log" / f"{0:020d}.json").unlink()  # expired at a checkpoint
+    _commit(log, 2, 1_009_000, note="micro-batch 1")
+    _commit(log, 3, 1_015_000, note="micro-batch 1")  # undone by a recovery, run again
+    commits.read_new()
+
+    assert commits.times() == {0: 1_000.0, 1: 1_004.0, 2: 1_009.0, 3: 1_015.0}
+    assert commits.batches() == {0: 1_000.0, 1: 1_015.0}
