@@ -21,7 +21,8 @@ fell behind it (a run whose generator fell behind is marked invalid). Every
   ``serving.merge_appends`` off (every lane commit reloads each view whole). A probe
   is visible when its cart line is in ``GET /views/cart_state`` over HTTP (polled
   every 50 ms with the last answer's ETag, so an unchanged view costs a ``304``, not
-  thousands of rows).
+  thousands of rows); a second client asks a point query (one key) every 50 ms, whose
+  first answer from a lane commit times serving without the whole view's rows.
 * ``serving-floor`` - ``lk speed``'s lane served by the least any Spark server does to
   show a commit (:func:`run_serving_floor`): lk serve's commit-to-answer time over it
   says what serving adds beyond the engine's own cost. Not in the default run.
@@ -277,7 +278,9 @@ def run_lk(
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5)
     seen: dict[int, float] = {}
     versions: dict[int, float] = {}  # the lane log's version -> when first served
+    pointed: dict[int, float] = {}  # the same, to a point query (one key: no rows to send)
     polls: list[tuple[float, int]] = []  # (seconds a GET took, rows it returned)
+    point = httpx.Client(base_url=client.base_url, timeout=5)
 
     etag = {"If-None-Match": ""}  # the rows already looked at: answered 304 until they change
 
@@ -313,6 +316,15 @@ def run_lk(
                 look()
                 time.sleep(0.05)
 
+        def ask_one_key() -> None:
+            while not stop.wait(0.05):
+                try:
+                    reply = point.get("/views/cart_state", params=POINT_QUERY)
+                except httpx.HTTPError:
+                    continue
+                if reply.status_code == 200:
+                    pointed.setdefault(int(reply.headers["X-Table-Version"]), time.time())
+
         def sample_storage() -> None:
             while not stop.is_set():
                 kept.append((time.time(), stored(settings)))
@@ -321,7 +333,9 @@ def run_lk(
 
         kept: list[tuple[float, dict[str, int | None]]] = []
         phases: list[tuple[float, dict[str, float]]] = []
-        threads = [threading.Thread(target=f, daemon=True) for f in (watch, sample_storage)]
+        threads = [
+            threading.Thread(target=f, daemon=True) for f in (watch, ask_one_key, sample_storage)
+        ]
         for thread in threads:
             thread.start()
         report = send_and_drain(settings, args, workdir, seen)
@@ -338,7 +352,7 @@ def run_lk(
     finally:
         stop_following()
         stop_all(procs)
-    result = served_lane(settings, args, report, seen, versions, commits, polls)
+    result = served_lane(settings, args, report, seen, versions, commits, polls, pointed)
     result["storage_over_time"] = [
         {"minute": round((when - report.started_at) / 60, 1), **sizes} for when, sizes in kept
     ]
@@ -381,6 +395,11 @@ def lane_micro_batches(settings: Settings, commits: LaneCommits) -> list[tuple[f
         if r.kind == progress.MICRO_BATCH and (start := r.started_at) and r.batch_id in committed
     ]
 
+
+#: A point query of ``cart_state`` (its whole key: one row at most), answered from the
+#: served version: its first answer from a version times the reload alone, where the
+#: watcher's GET of the whole view also renders and sends every row.
+POINT_QUERY = {"user_id": "0", "product_id": "0"}
 
 #: how often the lk contender's storage is measured (``storage_over_time``)
 STORAGE_EVERY_S = 60.0
@@ -544,13 +563,15 @@ def served_lane(
     shown: dict[int, float],
     commits: LaneCommits,
     polls: list[tuple[float, int]],
+    pointed: dict[int, float] | None = None,
 ) -> dict[str, Any]:
     """The figures of a contender that serves ``lk speed``'s lane (lk, the serving floor).
 
     Visibility of the probes; from each lane commit (``commits``, read during the run)
     to when it was ``shown`` (the lane log's version -> when first served), over the
     steady phase and per slice; the lane's micro-batches per slice; ``polls`` of the
-    view, the later half of them (a watcher's GETs: none for the floor).
+    view, the later half of them (a watcher's GETs: none for the floor). ``pointed``:
+    when each version first answered a point query (:data:`POINT_QUERY`; lk only).
     """
     result = latencies(report, seen, args.discard)
     steady_from = report.started_at + args.discard
@@ -558,6 +579,14 @@ def served_lane(
     result["serving"] = serving_split(
         committed, {v: t for v, t in shown.items() if t >= steady_from}, polls[len(polls) // 2 :]
     )
+    point: dict[str, list[tuple[float, float]]] = {}
+    if pointed is not None:
+        result["serving_point_query"] = serving_split(
+            committed, {v: t for v, t in pointed.items() if t >= steady_from}, []
+        )
+        point["commit_to_point_answer_seconds"] = [
+            (committed[v], t - committed[v]) for v, t in pointed.items() if v in committed
+        ]
     micro_batches = lane_micro_batches(settings, commits)
     steady = [seconds for when, seconds in micro_batches if when >= steady_from]
     result["median_micro_batch_seconds"] = round(statistics.median(steady), 2) if steady else None
@@ -570,6 +599,7 @@ def served_lane(
             "commit_to_served_seconds": [
                 (committed[v], t - committed[v]) for v, t in shown.items() if v in committed
             ],
+            **point,
         },
         args,
     )
