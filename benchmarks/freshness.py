@@ -352,6 +352,8 @@ def run_lk(
     finally:
         stop_following()
         stop_all(procs)
+        client.close()
+        point.close()
     result = served_lane(settings, args, report, seen, versions, commits, polls, pointed)
     result["storage_over_time"] = [
         {"minute": round((when - report.started_at) / 60, 1), **sizes} for when, sizes in kept
@@ -498,9 +500,9 @@ class LaneCommits:
     """The lane log's commits as they appear: version -> (when made, the micro-batch held).
 
     Read from its ``_delta_log`` while the run goes on (:meth:`follow`), not only at its
-    end: a short log retention (``stream.log_retention``) deletes a commit's file at a
-    checkpoint long before a 90-minute run ends, and with it when the commit was made,
-    so a slice of the run's first minutes would have no commit-to-answer times.
+    end: at a checkpoint Delta deletes the commit files older than the log retention
+    (``stream.log_retention``) rounded down to the start of its day, so a run that
+    crosses midnight UTC loses its first commits, and with them when they were made.
     """
 
     def __init__(self, log: Path) -> None:
