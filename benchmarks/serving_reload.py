@@ -82,7 +82,7 @@ def view_figures(
         _, base = load_snapshot(spark, view, table, newest - commits)
         assert base is not None, f"{view.name} is not a lane view"
         files = base.appended_since(spark, table, newest, max_age=float("inf"))
-        assert files is not None, f"{view.name}: more than appends since {base.version}"
+        assert files is not None, f"{view.name}: more than appends since {base.at}"
         seconds, merged = median_run(partial(merged_onto, base), repeat)
         assert rows_of(merged) == rows_of(expected), f"{view.name}: rows differ"
         figures[f"after {commits}"] = {"seconds": round(seconds, 3), "files": len(files)}

@@ -9,7 +9,8 @@ table or version changed, on the SparkSession the process built once: the view's
 rule and presentation over its state, read whole, or, for a lane's view, the files its
 commits appended since the last reload merged onto the state that reload kept, the
 lane's compactions passed over (:class:`MergedBase`); of a view split by some columns
-(``View.split_by``), only the values those files hold are presented again and collected.
+(``View.split_by``), only the values those files hold are merged, presented again and
+collected, and the files are merged into the state after the answer is out.
 Requests never touch Spark; they read the last published :class:`ServedState`.
 
 The views due for a reload are loaded at once, each on a thread of its own: a reload
@@ -91,6 +92,9 @@ class ServedState:
 MAX_APPENDED = 32
 """Files a reload merges onto a view's kept state before it reads the whole part again."""
 
+FOLD_AFTER = 16
+"""Files a split view's base holds unmerged before the refresher merges them into it."""
+
 
 @dataclass(frozen=True)
 class MergedBase:
@@ -104,10 +108,18 @@ class MergedBase:
     reload merged is kept as the next reload's base, so each reload reads only the
     files of the commits since the one before, whatever the view's history.
 
+    A view split by some columns (``View.split_by``) is not merged whole on each reload:
+    its reload merges only the touched values' rows (:func:`_changed`), and the files it
+    read wait in ``pending``, read with ``merged`` as the view's state at ``reached``,
+    until the refresher merges them in (:meth:`folded`) after it has served the reload,
+    every :data:`FOLD_AFTER` files. Merging the whole state on each commit cost a job
+    over every row of the view on the way to each answer.
+
     The files appended after ``version`` are read where they were written: a compaction
     may have replaced them since, and a VACUUM deletes a replaced file once it is older
     than the log's retention. So a base serves only while its version is younger than
-    half of that (``max_age``); a base whose view nobody asked for grows older.
+    half of that (``max_age``); a base whose view nobody asked for grows older; pending
+    files are merged in once the base is a quarter of it old (:meth:`due`).
 
     Attributes:
         table: the view's part of the lane's log.
@@ -117,6 +129,9 @@ class MergedBase:
         merged: the view's merged state at ``version`` (kept).
         fields: the state rows' schema, to read appended files with.
         read_at: when ``version`` was read (``time.monotonic``).
+        pending: files appended after ``version``, up to ``reached``, not merged yet.
+        reached: the version ``merged`` and ``pending`` stand for (None: ``version``).
+        reached_stamp: that commit's ``commitInfo``.
     """
 
     table: StateTable
@@ -125,6 +140,14 @@ class MergedBase:
     merged: DataFrame
     fields: StructType
     read_at: float = field(default_factory=time.monotonic)
+    pending: tuple[str, ...] = ()
+    reached: int | None = None
+    reached_stamp: str | None = None
+
+    @property
+    def at(self) -> int:
+        """The version this base stands for: ``merged`` with the ``pending`` files."""
+        return self.version if self.reached is None else self.reached
 
     def appended_since(
         self, spark: SparkSession, table: StateTable, version: int, max_age: float
@@ -136,11 +159,36 @@ class MergedBase:
         (:func:`lake.storage.appended_files`), a version read more than ``max_age`` s ago.
         """
         too_old = time.monotonic() - self.read_at > max_age
-        if table != self.table or version < self.version or too_old:
+        if table != self.table or version < self.at or too_old:
             return None
         if commit_stamp(spark, table.path, self.version) != self.stamp:
             return None
-        return table.appended_files(spark, self.version, version, most=MAX_APPENDED)
+        most = MAX_APPENDED - len(self.pending)
+        return table.appended_files(spark, self.at, version, most=max(most, 0))
+
+    def grown(self, files: list[str], version: int, stamp: str | None) -> MergedBase:
+        """This base with ``files``, appended up to ``version``, pending (not merged)."""
+        return replace(self, pending=(*self.pending, *files), reached=version, reached_stamp=stamp)
+
+    def state(self, spark: SparkSession) -> DataFrame:
+        """The view's state rows at :attr:`at`: ``merged`` and the ``pending`` files."""
+        if not self.pending:
+            return self.merged
+        return self.merged.unionByName(
+            self.table.read_files(spark, list(self.pending), self.fields)
+        )
+
+    def due(self, max_age: float) -> bool:
+        """Whether its pending files are to be merged in: many, or the base growing old."""
+        old = time.monotonic() - self.read_at > max_age / 2
+        return bool(self.pending) and (len(self.pending) >= FOLD_AFTER or old)
+
+    def folded(self, spark: SparkSession, view: View) -> MergedBase:
+        """This base with its pending files merged in (kept; this one stays as it is)."""
+        if not self.pending:
+            return self
+        merged = kept(view.merge(self.state(spark)))
+        return MergedBase(self.table, self.at, self.reached_stamp, merged, self.fields)
 
 
 Loaded = tuple[ViewSnapshot, MergedBase | None]
@@ -186,22 +234,22 @@ def load_snapshot(
     files = None if base is None else base.appended_since(spark, table, version, max_age)
     fresh = None  # a base this call kept: released if the reload fails
     if base is not None and files is not None:
-        if not files and previous is not None and previous.table == table:
-            return previous.at(version, now()), base
-        merged = base.merged
+        served = previous if previous is not None and previous.table == table else None
+        if not files and served is not None:
+            return served.at(version, now()), base
         if files:
             stamp = commit_stamp(spark, table.path, version)  # before the rows it stands for
-            appended = table.read_files(spark, files, base.fields)
-            merged = fresh = kept(view.merge(merged.unionByName(appended)))
-            base = MergedBase(table, version, stamp, merged, base.fields)
-            if view.split_by and previous is not None and previous.table == table:
-                try:
-                    changed = _changed(view, previous, appended, merged, version)
-                except BaseException:
-                    released(fresh)
-                    raise
+            base = base.grown(files, version, stamp)
+            if view.split_by and served is not None:
+                appended = table.read_files(spark, files, base.fields)
+                changed = _changed(view, served, appended, base.state(spark), version)
                 if changed is not None:
                     return changed, base
+        folded = base.folded(spark, view)
+        if folded.merged is not base.merged:
+            fresh = folded.merged
+        base = folded
+        merged = base.merged
     elif table.part is None or not table.appends or not cache_base:
         merged, base = view.merge(table.read(spark, version)), None
     else:
@@ -224,6 +272,7 @@ def load_snapshot(
         version=version,
         refreshed_at=now(),
         previous=previous,
+        ordered_on=view.order_by,
     )
     return snapshot, base
 
@@ -232,28 +281,30 @@ TOUCHED, SHOWN = "_lk_touched_", "_lk_shown"
 
 
 def _changed(
-    view: View, previous: ViewSnapshot, appended: DataFrame, merged: DataFrame, version: int
+    view: View, previous: ViewSnapshot, appended: DataFrame, state: DataFrame, version: int
 ) -> ViewSnapshot | None:
     """``previous`` with the values of ``view.split_by`` that ``appended`` holds presented again.
 
-    One Spark job, collecting only those values' rows: the merged rows of the values the
-    commit's rows hold (a semi-join on them, broadcast, null-safe), presented; and the
-    values themselves, so that a value with nothing shown any more loses its old rows. A
-    lane commit at 5,000 events/s touches a few thousand cart lines of a view that gains
-    a line per probe user; collecting every row made a reload grow with the view. None
-    when the presented columns are not the ones ``previous`` holds.
+    One Spark job, collecting only those values' rows: of the view's ``state`` (the base
+    and the files appended since, ``appended`` among them), the rows of the values the
+    commit's rows hold (a semi-join on them, broadcast, null-safe), merged and presented;
+    and the values themselves, so that a value with nothing shown any more loses its old
+    rows. Merging only those rows is exact because ``merge`` combines only rows of one
+    value (``View.split_by``). A lane commit at 5,000 events/s touches a few thousand cart
+    lines of a view that gains a line per probe user; merging or collecting every row made
+    a reload grow with the view. None when the presented columns are not the ones
+    ``previous`` holds.
     """
     split = list(view.split_by)
     names = [c.name for c in previous.columns]
     tags = [F.col(c).alias(f"{TOUCHED}{i}") for i, c in enumerate(split)]
     keys = F.broadcast(appended.select(*tags))
-    on = [merged[c].eqNullSafe(keys[f"{TOUCHED}{i}"]) for i, c in enumerate(split)]
-    subset = merged.join(keys, on, "left_semi")
-    shown = view.present(subset)
+    on = [state[c].eqNullSafe(keys[f"{TOUCHED}{i}"]) for i, c in enumerate(split)]
+    shown = view.present(view.merge(state.join(keys, on, "left_semi")))
     if names != shown.columns:
         return None
     found = shown.withColumn(SHOWN, F.lit(True)).unionByName(
-        subset.select(*tags).withColumn(SHOWN, F.lit(False)), allowMissingColumns=True
+        appended.select(*tags).withColumn(SHOWN, F.lit(False)), allowMissingColumns=True
     )
     width = len(names)
     out = found.select(*names, *keys.columns, SHOWN).collect()
@@ -465,7 +516,27 @@ class Refresher:
             )
             if views:
                 self._loaded.set()
+            self._fold()
             return bool(changed)
+
+    def _fold(self) -> None:
+        """Merge the pending files of the bases due into them, once their reload is served.
+
+        A split view's reload merges only the values its commit touched and leaves the
+        files it read pending (:class:`MergedBase`); merging them into the base is a job
+        over every row of the view, so it runs here, after the answer is published, not
+        on the way to it. A fold that fails drops the base: the next reload reads the
+        view whole.
+        """
+        max_age = self.settings.stream.log_retention.total_seconds() / 2
+        for name, base in list(self._bases.items()):
+            if not base.due(max_age):
+                continue
+            try:
+                self._keep_base(name, base.folded(self.spark, self.registry.get(name)))
+            except Exception:
+                log.exception("merging the files a reload of %s read into its base failed", name)
+                self._keep_base(name, None)
 
     def _load(self, due: list[tuple[View, StateTable, int]]) -> list[ViewSnapshot]:
         """Load the views due, side by side (module docstring); in registry order.

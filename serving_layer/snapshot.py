@@ -3,8 +3,9 @@
 A snapshot holds the presented rows of one version of one view's table, both as typed
 Python values (for matching filters) and rendered as JSON-ready dicts (ISO-8601 UTC
 timestamps ending in ``Z``, decimals as numbers: the same rendering as ``lk query``).
-A hash index on the view's key answers a point query in microseconds; equality filters
-on other columns use per-column indexes built on first use. Rows are rendered when a
+Filters on the leading columns of the view's order are answered by binary search over
+the ordered rows; other equality filters use per-column hash indexes (the key's among
+them) built on first use, so a reload builds no index. Rows are rendered when a
 request first returns them, so a reload costs what indexing the key costs, not what
 rendering every value would; a row the snapshot before had rendered, unchanged since,
 keeps its rendering, so a reader of the whole view pays for the rows that changed.
@@ -14,10 +15,12 @@ from __future__ import annotations
 
 import copy
 import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
+from itertools import takewhile
 from operator import itemgetter
 from typing import Any
 
@@ -136,6 +139,42 @@ def _nulls_first(value: Any) -> tuple[bool, Any]:
     return (value is not None, value)
 
 
+def _order_key(values: Sequence[Any]) -> tuple[tuple[bool, Any], ...]:
+    """The key of ``values`` in Spark's ascending order, nulls first."""
+    return tuple((v is not None, v) for v in values)
+
+
+_Search = tuple[Callable[[tuple], Any], Callable[[tuple], Any]]
+"""How rows are searched on some columns: a row's key, and the key of those columns' values."""
+
+
+def _searches(positions: Sequence[int]) -> tuple[_Search, _Search]:
+    """Searches on the columns at ``positions``: on their values as they are, then keyed.
+
+    Values compare in C as they are; a null among them cannot be compared so, and the
+    second search orders them nulls first.
+    """
+    as_is = itemgetter(*positions)
+    probe: Callable[[tuple], Any] = (lambda value: value[0]) if len(positions) == 1 else tuple
+    return (as_is, probe), (lambda row: _order_key([row[p] for p in positions]), _order_key)
+
+
+_ORDERED_ALIKE = (
+    BooleanType,
+    ByteType,
+    DateType,
+    DecimalType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    TimestampNTZType,
+    TimestampType,
+)
+"""Column types whose Python values compare as Spark orders them (UTF-8 bytes order as
+code points do); a float's NaN does not, nor does a struct's or a list's order."""
+
+
 class _Index:
     """Row ids by the values of some columns, ascending; built in C for unique values.
 
@@ -173,6 +212,8 @@ class ViewSnapshot:
         table: where the rows were read from (the view's merged state).
         version: the table version the rows were read at.
         refreshed_at: when the rows were loaded, or last confirmed current (UTC, naive).
+        ordered_on: columns the rows are in ascending order on (nulls first, as Spark
+            sorts), as far as their types compare in Python as in Spark.
     """
 
     def __init__(
@@ -186,8 +227,9 @@ class ViewSnapshot:
         version: int,
         refreshed_at: datetime,
         previous: ViewSnapshot | None = None,
+        ordered_on: Sequence[str] = (),
     ) -> None:
-        """Index ``rows``; a row equal to one ``previous`` rendered keeps that rendering."""
+        """Hold ``rows``, in ``ordered_on`` order; a row ``previous`` rendered keeps that."""
         self.name = name
         self.key = tuple(key)
         self.columns = tuple(ColumnInfo.of(f.name, f.dataType) for f in schema.fields)
@@ -197,17 +239,19 @@ class ViewSnapshot:
         self._by_name = {c.name: c for c in self.columns}
         self._positions = {c.name: i for i, c in enumerate(self.columns)}
         self._names = [c.name for c in self.columns]
+        types = {f.name: f.dataType for f in schema.fields}
+        alike = takewhile(lambda c: isinstance(types.get(c), _ORDERED_ALIKE), ordered_on)
+        self.ordered_on = tuple(alike)
         self._hold([tuple(row) for row in rows], [None] * len(rows))
         if previous is not None and previous.columns == self.columns:
             self._carry(previous)
 
     def _hold(self, rows: list[tuple], records: list[dict[str, Any] | None]) -> None:
-        """Serve ``rows``, with what was rendered of them, indexed on the key."""
+        """Serve ``rows``, with what was rendered of them; indexes come on first use."""
         self._rows = rows
         #: rows rendered as JSON-ready dicts, each the first time a request returns it
         self._records = records
-        self._key_index = _Index(self._rows, [self._positions[k] for k in self.key])
-        self._column_indexes: dict[str, _Index] = {}
+        self._indexes: dict[tuple[str, ...], _Index] = {}
         self._lock = threading.Lock()
 
     def _carry(self, previous: ViewSnapshot) -> None:
@@ -261,51 +305,146 @@ class ViewSnapshot:
         collects what the commit changed, not the whole view. Ordered on ``order_by``
         as Spark orders (ascending, nulls first).
         """
+        fresh = [tuple(row) for row in rows]
+        ordered = self.ordered_on == tuple(order_by[: len(self.ordered_on)])
+        if ordered and split_by and tuple(split_by) == self.ordered_on[: len(split_by)]:
+            kept, records = self._spliced(split_by, touched, fresh, order_by)
+        else:
+            kept, records = self._sorted(split_by, touched, fresh, order_by)
+        snapshot = self.at(version, refreshed_at)
+        snapshot.ordered_on = self.ordered_on if ordered else ()
+        snapshot._hold(kept, records)
+        return snapshot
+
+    def _spliced(
+        self,
+        split_by: Sequence[str],
+        touched: set[tuple],
+        rows: list[tuple],
+        order_by: Sequence[str],
+    ) -> tuple[list[tuple], list[dict[str, Any] | None]]:
+        """:meth:`changed` for rows in ``split_by`` order: each touched value's run replaced.
+
+        The rows of one value of ``split_by`` sit side by side, found by binary search:
+        the commit's few thousand values cost their own rows and a copy of the others'
+        references, where filtering and sorting every row grew with the view (180,000
+        rows: 0.21 s of each reload, 0.33 s while Spark's tasks ran beside it).
+        """
+        split = [self._positions[c] for c in split_by]
+        rest = [self._positions[c] for c in order_by[len(split_by) :]]
+        runs: dict[tuple, list[tuple]] = {}
+        for row in rows:
+            runs.setdefault(tuple(row[p] for p in split), []).append(row)
+        for run in runs.values():
+            run.sort(key=lambda row: _order_key([row[p] for p in rest]))
+        values = touched | runs.keys()
+        as_is, nulls_first = _searches(split)
+        try:
+            return self._splice(as_is, values, runs)
+        except TypeError:  # a null among the values
+            return self._splice(nulls_first, values, runs)
+
+    def _splice(
+        self, search: _Search, values: set[tuple], runs: dict[tuple, list[tuple]]
+    ) -> tuple[list[tuple], list[dict[str, Any] | None]]:
+        """The rows with the run of each of ``values`` replaced by ``runs``' (or none)."""
+        row_key, probe_of = search
+        out: list[tuple] = []
+        records: list[dict[str, Any] | None] = []
+        start = 0
+        for value in sorted(values, key=probe_of):
+            probe = probe_of(value)
+            low = bisect_left(self._rows, probe, start, key=row_key)
+            out += self._rows[start:low]
+            records += self._records[start:low]
+            run = runs.get(value, [])
+            out += run
+            records += [None] * len(run)
+            start = bisect_right(self._rows, probe, low, key=row_key)
+        out += self._rows[start:]
+        records += self._records[start:]
+        return out, records
+
+    def _sorted(
+        self,
+        split_by: Sequence[str],
+        touched: set[tuple],
+        rows: list[tuple],
+        order_by: Sequence[str],
+    ) -> tuple[list[tuple], list[dict[str, Any] | None]]:
+        """:meth:`changed` by filtering every row and sorting them again."""
         positions = [self._positions[c] for c in split_by]
-        kept = [
+        pairs: list[tuple[tuple, dict[str, Any] | None]] = [
             (row, record)
             for row, record in zip(self._rows, self._records, strict=True)
             if tuple(row[p] for p in positions) not in touched
         ]
-        pairs: list[tuple[tuple, dict[str, Any] | None]] = [
-            *kept,
-            *((tuple(row), None) for row in rows),
-        ]
+        pairs += [(row, None) for row in rows]
         order = [self._positions[c] for c in order_by]
         if order:
             try:
                 pairs.sort(key=lambda pair: tuple(pair[0][p] for p in order))
             except TypeError:  # a null among them: first, as Spark orders them
                 pairs.sort(key=lambda pair: tuple(_nulls_first(pair[0][p]) for p in order))
-        snapshot = self.at(version, refreshed_at)
-        snapshot._hold([row for row, _ in pairs], [record for _, record in pairs])
-        return snapshot
+        return [row for row, _ in pairs], [record for _, record in pairs]
 
     def column(self, name: str) -> ColumnInfo | None:
         """The presented column called ``name``, or None."""
         return self._by_name.get(name)
 
-    def _column_index(self, name: str) -> _Index:
-        index = self._column_indexes.get(name)
+    def _index(self, names: tuple[str, ...]) -> _Index:
+        """The hash index on the columns ``names``, built on first use."""
+        index = self._indexes.get(names)
         if index is None:
             with self._lock:
-                index = self._column_indexes.get(name)
+                index = self._indexes.get(names)
                 if index is None:
-                    index = _Index(self._rows, [self._positions[name]])
-                    self._column_indexes[name] = index
+                    index = _Index(self._rows, [self._positions[n] for n in names])
+                    self._indexes[names] = index
         return index
 
+    def _run(self, values: Sequence[Any]) -> range:
+        """Ids of the rows whose leading :attr:`ordered_on` columns hold ``values``."""
+        positions = [self._positions[c] for c in self.ordered_on[: len(values)]]
+        as_is, nulls_first = _searches(positions)
+        try:
+            return self._bounds(as_is, tuple(values))
+        except TypeError:  # a null among the values
+            return self._bounds(nulls_first, tuple(values))
+
+    def _bounds(self, search: _Search, value: tuple) -> range:
+        row_key, probe_of = search
+        probe = probe_of(value)
+        low = bisect_left(self._rows, probe, key=row_key)
+        return range(low, bisect_right(self._rows, probe, low, key=row_key))
+
     def _candidates(self, filters: Mapping[str, Any]) -> tuple[Sequence[int], dict[str, Any]]:
-        """Row ids that may match (ascending) and the filters still to check on them."""
+        """Row ids that may match (ascending) and the filters still to check on them.
+
+        The leading ordered columns the filters name give a run of rows by binary search;
+        the key, or else the filtered column with the fewest rows, a hash index.
+        """
         if not filters:
             return range(len(self._rows)), {}
-        if all(k in filters for k in self.key):
+        leading: list[str] = []
+        for name in self.ordered_on:
+            if name not in filters:
+                break
+            leading.append(name)
+        whole_key = all(k in filters for k in self.key)
+        if leading and (set(self.key) <= set(leading) or not whole_key):
+            rest = {c: v for c, v in filters.items() if c not in leading}
+            try:
+                return self._run([filters[c] for c in leading]), rest
+            except TypeError:  # a value of another type than its column's: no row holds it
+                return [], rest
+        if whole_key:
             probe = (
                 filters[self.key[0]] if len(self.key) == 1 else tuple(filters[k] for k in self.key)
             )
             rest = {c: v for c, v in filters.items() if c not in self.key}
-            return self._key_index.get(probe), rest
-        lists = {c: self._column_index(c).get(v) for c, v in filters.items()}
+            return self._index(self.key).get(probe), rest
+        lists = {c: self._index((c,)).get(v) for c, v in filters.items()}
         best = min(lists, key=lambda c: len(lists[c]))
         return lists[best], {c: v for c, v in filters.items() if c != best}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -307,9 +308,14 @@ def test_a_split_view_presents_again_only_what_each_commit_touched_and_serves_th
         version = commit(k)
         assert base is not None
         snapshot, after = load_snapshot(spark, view, table, version, base=base, previous=snapshot)
-        assert after is not None and after.version == version
-        released(base.merged)
+        assert after is not None and after.at == version and after.merged is base.merged
+        assert len(after.pending) == 1, "the file read waits to be merged into the base"
         base = after
+        if k == 1:  # as the refresher does once a reload is served: the next one reads less
+            folded = base.folded(spark, view)
+            assert folded.version == version and folded.pending == ()
+            released(base.merged)
+            base = folded
     assert wholes == [], "no reload after a commit presented the whole view"
     whole, _ = load_snapshot(spark, view, table, version, cache_base=False)
 
@@ -318,3 +324,41 @@ def test_a_split_view_presents_again_only_what_each_commit_touched_and_serves_th
     assert_view_matches(served, oracle_views(events, catalog, ViewSettings())[name], name)
     assert base is not None
     released(base.merged)
+
+
+def test_the_refresher_merges_a_split_views_pending_files_into_its_base_once_served(
+    spark, tmp_path: Path, monkeypatch
+):
+    """A split view's reload leaves the files it read pending; after ``FOLD_AFTER`` of
+    them the refresher merges them into the base, and later reloads serve the same."""
+    split = dataclasses.replace(COUNTS, split_by=("key",))
+    path, table, _ = _logged(spark, tmp_path, [("a", 1), ("b", 2)])
+    refresher = Refresher(
+        load_settings(),
+        ViewRegistry([split]),
+        lambda _spark: ServingSource("a lane", {"counts": table}),
+        spark=spark,
+        interval=3600,
+    )
+    monkeypatch.setattr(refresh, "FOLD_AFTER", 2)
+
+    def served() -> list[tuple]:
+        refresher.ask("counts")
+        refresher.refresh()
+        return _rows(refresher.state.views["counts"])
+
+    assert served() == [("a", 1), ("b", 2)]
+    first = refresher._bases["counts"]
+    _write(spark, path, STATE, [("a", 2)])
+    assert served() == [("a", 3), ("b", 2)]
+    pending = refresher._bases["counts"]
+    assert len(pending.pending) == 1 and pending.merged is first.merged
+    newest = _write(spark, path, STATE, [("c", 4), ("b", 1)])
+    assert served() == [("a", 3), ("b", 3), ("c", 4)]
+    folded = refresher._bases["counts"]
+    assert folded.pending == () and folded.version == newest
+    assert sorted(tuple(r) for r in folded.merged.collect()) == [("a", 3), ("b", 3), ("c", 4)]
+    assert not holds(spark, first.merged), "the base folded into is released"
+    _write(spark, path, STATE, [("d", 1)])
+    assert served() == [("a", 3), ("b", 3), ("c", 4), ("d", 1)]
+    refresher.stop()

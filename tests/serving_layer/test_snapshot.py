@@ -6,9 +6,12 @@ from datetime import datetime
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pyspark.sql.types import (
     ArrayType,
     DecimalType,
+    DoubleType,
     LongType,
     StringType,
     StructField,
@@ -39,10 +42,19 @@ ROWS = [
 ]
 
 
+KEY = ("user_id", "product_id")
+ORDERS = pytest.mark.parametrize("ordered_on", [KEY, ()], ids=["ordered", "unordered"])
+"""Rows in key order are searched and spliced by binary search, others filtered whole."""
+
+
 def snapshot(
-    rows: list[tuple], previous: ViewSnapshot | None = None, schema: StructType = SCHEMA
+    rows: list[tuple],
+    previous: ViewSnapshot | None = None,
+    schema: StructType = SCHEMA,
+    ordered_on: tuple[str, ...] = (),
 ) -> ViewSnapshot:
     return ViewSnapshot(
+        ordered_on=ordered_on,
         previous=previous,
         name="carts",
         key=("user_id", "product_id"),
@@ -67,8 +79,11 @@ def test_a_point_query_by_the_whole_key_gives_its_one_row_rendered() -> None:
     ]
 
 
-def test_filters_on_part_of_the_key_or_other_columns_keep_presentation_order() -> None:
-    carts = snapshot(ROWS)
+@ORDERS
+def test_filters_on_part_of_the_key_or_other_columns_keep_presentation_order(
+    ordered_on: tuple[str, ...],
+) -> None:
+    carts = snapshot(ROWS, ordered_on=ordered_on)
     assert [r["product_id"] for r in carts.select({"user_id": "u1"})] == ["p1", "p2"]
     assert [r["user_id"] for r in carts.select({"quantity": 2})] == ["u1", "u2"]
     assert [r["user_id"] for r in carts.select({"product_id": "p1", "quantity": 2})] == [
@@ -79,8 +94,13 @@ def test_filters_on_part_of_the_key_or_other_columns_keep_presentation_order() -
     assert [r["user_id"] for r in carts.select({}, limit=3)] == ["u1", "u1", "u2"]
 
 
-def test_a_key_held_twice_answers_with_both_rows_first_row_first() -> None:
-    doubled = snapshot([*ROWS, ("u1", "p1", 7, Decimal("0.10"), AT)])
+@ORDERS
+def test_a_key_held_twice_answers_with_both_rows_first_row_first(
+    ordered_on: tuple[str, ...],
+) -> None:
+    doubled = snapshot(
+        [ROWS[0], ("u1", "p1", 7, Decimal("0.10"), AT), *ROWS[1:]], ordered_on=ordered_on
+    )
     got = doubled.select({"user_id": "u1", "product_id": "p1"})
     assert [r["quantity"] for r in got] == [2, 7]
 
@@ -128,8 +148,11 @@ def test_rows_that_cannot_be_hashed_are_rendered_again() -> None:
     assert again[0] is not first[0]
 
 
-def test_changed_replaces_the_rows_of_the_touched_values_and_keeps_the_rest_rendered() -> None:
-    before = snapshot(ROWS)
+@ORDERS
+def test_changed_replaces_the_rows_of_the_touched_values_and_keeps_the_rest_rendered(
+    ordered_on: tuple[str, ...],
+) -> None:
+    before = snapshot(ROWS, ordered_on=ordered_on)
     untouched = before.select({"user_id": "u2"})[0]
     after = before.changed(
         split_by=("user_id",),
@@ -151,8 +174,9 @@ def test_changed_replaces_the_rows_of_the_touched_values_and_keeps_the_rest_rend
     assert after.select({"user_id": "u2"})[0] is untouched, "an untouched row keeps its rendering"
 
 
-def test_changed_orders_nulls_first_as_spark_does() -> None:
-    after = snapshot(ROWS[:1]).changed(
+@ORDERS
+def test_changed_orders_nulls_first_as_spark_does(ordered_on: tuple[str, ...]) -> None:
+    after = snapshot(ROWS[:1], ordered_on=ordered_on).changed(
         split_by=("user_id",),
         touched={(None,)},
         rows=[(None, "p1", 1, Decimal("1.00"), AT)],
@@ -162,3 +186,63 @@ def test_changed_orders_nulls_first_as_spark_does() -> None:
     )
 
     assert [r["user_id"] for r in after.select({})] == [None, "u1"]
+
+
+def test_a_point_query_finds_a_null_key_and_a_value_of_another_type_finds_nothing() -> None:
+    rows = [(None, "p1", 1, Decimal("1.00"), AT), *ROWS]
+    carts = snapshot(rows, ordered_on=KEY)
+    assert [r["quantity"] for r in carts.select({"user_id": None})] == [1]
+    assert carts.select({"user_id": 7}) == []
+
+
+def test_only_leading_columns_of_types_ordered_as_in_spark_are_searched() -> None:
+    floats = StructType([StructField("user_id", StringType()), StructField("x", DoubleType())])
+    rows = [("u1", float("nan")), ("u1", 1.0)]
+    held = snapshot(rows, schema=floats, ordered_on=("user_id", "x"))
+    assert held.ordered_on == ("user_id",)
+    assert [r["x"] for r in held.select({"x": 1.0})] == [1.0]
+
+
+USERS = st.sampled_from([None, "u0", "u1", "u2", "u3", "u4"])
+LINES = st.tuples(USERS, st.sampled_from([None, "p1", "p2", "p3"]), st.integers(0, 3))
+
+
+def spark_order(row: tuple) -> tuple:
+    """Spark's ascending order on the key, nulls first, written out here."""
+    return tuple((v is not None, v) for v in row[:2])
+
+
+@given(
+    before=st.lists(LINES, max_size=25),
+    touched=st.sets(USERS, max_size=4),
+    fresh=st.lists(LINES, max_size=10),
+)
+def test_changed_gives_the_untouched_rows_and_the_touched_values_new_rows_in_order(
+    before: list[tuple], touched: set[str | None], fresh: list[tuple]
+) -> None:
+    lines = StructType(
+        [
+            StructField("user_id", StringType()),
+            StructField("product_id", StringType()),
+            StructField("quantity", LongType()),
+        ]
+    )
+    fresh = [row for row in fresh if row[0] in touched]
+    expected = sorted([row for row in before if row[0] not in touched] + fresh, key=spark_order)
+    for ordered_on in (KEY, ()):
+        held = snapshot(sorted(before, key=spark_order), schema=lines, ordered_on=ordered_on)
+        after = held.changed(
+            split_by=("user_id",),
+            touched={(user,) for user in touched},
+            rows=fresh,
+            order_by=KEY,
+            version=4,
+            refreshed_at=AT,
+        )
+        got = [tuple(r.values()) for r in after.select({})]
+        assert sorted(got, key=spark_order) == sorted(expected, key=spark_order)
+        assert [spark_order(r) for r in got] == [spark_order(r) for r in expected]
+        for user in ("u1", None):
+            assert after.select({"user_id": user}) == [
+                dict(zip(lines.names, r, strict=True)) for r in expected if r[0] == user
+            ]
