@@ -57,6 +57,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.replay_throughput
 	$(BIN)/python -m benchmarks.serving_latency
 	$(BIN)/python -m benchmarks.serving_reload
+	$(BIN)/python -m benchmarks.split_reload
 	$(BIN)/python -m benchmarks.join_lookback
 	$(BIN)/python -m benchmarks.recompute_vs_replay
 	$(BIN)/python -m benchmarks.small_work
