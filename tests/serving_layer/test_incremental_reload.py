@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from config.settings import ViewSettings, load_settings
+from config.settings import Settings, ViewSettings, load_settings
 from lake.kept import released
 from lake.source import PART, ServingSource, StateTable
 from lake.storage import SAME_ANSWERS, delta_version
@@ -64,6 +64,19 @@ def _logged(
     """A lane's log with one commit of ``rows`` to the view's part: path, table, version."""
     path = str(tmp_path / "log")
     return path, StateTable(path, STATE, "counts"), _write(spark, path, STATE, rows)
+
+
+def _refresher(
+    spark: SparkSession, view: View, table: StateTable, settings: Settings | None = None
+) -> Refresher:
+    """A refresher of one view over one lane's table, reloading only when told."""
+    return Refresher(
+        settings or load_settings(),
+        ViewRegistry([view]),
+        lambda _spark: ServingSource("a lane", {"counts": table}),
+        spark=spark,
+        interval=3600,
+    )
 
 
 def _rows(snapshot) -> list[tuple]:
@@ -211,12 +224,8 @@ def test_the_refresher_serves_each_commit_and_keeps_a_base_between_rewrites(
     spark, tmp_path: Path, merge_appends: bool
 ):
     path, table, first = _logged(spark, tmp_path, [("a", 1)])
-    refresher = Refresher(
-        load_settings(serving={"merge_appends": merge_appends}),
-        ViewRegistry([COUNTS]),
-        lambda _spark: ServingSource("a lane", {"counts": table}),
-        spark=spark,
-        interval=3600,
+    refresher = _refresher(
+        spark, COUNTS, table, load_settings(serving={"merge_appends": merge_appends})
     )
 
     def served() -> list[tuple]:
@@ -253,13 +262,7 @@ def test_a_base_that_lost_its_rows_fails_one_reload_and_the_next_reads_the_view_
     path = str(tmp_path / "log")
     table = StateTable(path, STATE, "counts")
     _write(spark, path, STATE, [("a", 1)])
-    refresher = Refresher(
-        load_settings(),
-        ViewRegistry([COUNTS]),
-        lambda _spark: ServingSource("a lane", {"counts": table}),
-        spark=spark,
-        interval=3600,
-    )
+    refresher = _refresher(spark, COUNTS, table)
     refresher.ask("counts")
     refresher.refresh()
     released(refresher._bases["counts"].merged)  # its rows gone from the session
@@ -333,13 +336,7 @@ def test_the_refresher_merges_a_split_views_pending_files_into_its_base_once_ser
     them the refresher merges them into the base, and later reloads serve the same."""
     split = dataclasses.replace(COUNTS, split_by=("key",))
     path, table, _ = _logged(spark, tmp_path, [("a", 1), ("b", 2)])
-    refresher = Refresher(
-        load_settings(),
-        ViewRegistry([split]),
-        lambda _spark: ServingSource("a lane", {"counts": table}),
-        spark=spark,
-        interval=3600,
-    )
+    refresher = _refresher(spark, split, table)
     monkeypatch.setattr(refresh, "FOLD_AFTER", 2)
 
     def served() -> list[tuple]:
