@@ -259,9 +259,7 @@ def test_a_base_that_lost_its_rows_fails_one_reload_and_the_next_reads_the_view_
     spark, tmp_path: Path
 ):
     """As when a cluster's executor that kept a base's rows is lost."""
-    path = str(tmp_path / "log")
-    table = StateTable(path, STATE, "counts")
-    _write(spark, path, STATE, [("a", 1)])
+    path, table, _ = _logged(spark, tmp_path, [("a", 1)])
     refresher = _refresher(spark, COUNTS, table)
     refresher.ask("counts")
     refresher.refresh()
