@@ -9,7 +9,8 @@ snapshot the reload before kept, the pending files merged in once due). Two cont
 one after the other on the same log in one warm session:
 
 * ``split``: the view as registered (``split_by`` its key): only the touched values'
-  rows are merged, presented and collected, and spliced into the snapshot;
+  rows are merged, presented and collected, and spliced into the snapshot (at any size
+  here; ``lk serve`` does so from ``SPLIT_FROM`` rows served on, which these figures set);
 * ``whole``: the same view with no ``split_by``: each reload merges the whole state onto
   the base and collects every row.
 

@@ -336,6 +336,7 @@ def test_the_refresher_merges_a_split_views_pending_files_into_its_base_once_ser
     path, table, _ = _logged(spark, tmp_path, [("a", 1), ("b", 2)])
     refresher = _refresher(spark, split, table)
     monkeypatch.setattr(refresh, "FOLD_AFTER", 2)
+    monkeypatch.setattr(refresh, "SPLIT_FROM", 0)
 
     def served() -> list[tuple]:
         refresher.ask("counts")
@@ -356,4 +357,30 @@ def test_the_refresher_merges_a_split_views_pending_files_into_its_base_once_ser
     assert not holds(spark, first.merged), "the base folded into is released"
     _write(spark, path, STATE, [("d", 1)])
     assert served() == [("a", 3), ("b", 3), ("c", 4), ("d", 1)]
+    refresher.stop()
+
+
+def test_a_split_view_serving_fewer_rows_than_split_from_is_merged_whole_on_each_reload(
+    spark, tmp_path: Path, monkeypatch
+):
+    """Below ``SPLIT_FROM`` rows a split view's reload merges the files it read into the
+    base at once, as a view without ``split_by`` does: no file waits beside it."""
+    split = dataclasses.replace(COUNTS, split_by=("key",))
+    path, table, _ = _logged(spark, tmp_path, [("a", 1), ("b", 2)])
+    refresher = _refresher(spark, split, table)
+    monkeypatch.setattr(refresh, "SPLIT_FROM", 3)
+
+    def served() -> list[tuple]:
+        refresher.ask("counts")
+        refresher.refresh()
+        return _rows(refresher.state.views["counts"])
+
+    assert served() == [("a", 1), ("b", 2)]
+    newest = _write(spark, path, STATE, [("a", 2), ("c", 1)])
+    assert served() == [("a", 3), ("b", 2), ("c", 1)]
+    whole = refresher._bases["counts"]
+    assert whole.pending == () and whole.version == newest, "two rows served: merged whole"
+    _write(spark, path, STATE, [("b", 5)])
+    assert served() == [("a", 3), ("b", 7), ("c", 1)]
+    assert len(refresher._bases["counts"].pending) == 1, "three rows served: split"
     refresher.stop()
