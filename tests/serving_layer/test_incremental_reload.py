@@ -83,6 +83,13 @@ def _rows(snapshot) -> list[tuple]:
     return [tuple(row) for row in snapshot._rows]
 
 
+def _served(refresher: Refresher) -> list[tuple]:
+    """The rows of ``counts`` once the refresher has reloaded it, asked for first."""
+    refresher.ask("counts")
+    refresher.refresh()
+    return _rows(refresher.state.views["counts"])
+
+
 def test_appends_are_merged_onto_the_kept_base_and_serve_what_a_full_read_serves(
     spark, tmp_path: Path
 ):
@@ -228,19 +235,19 @@ def test_the_refresher_serves_each_commit_and_keeps_a_base_between_rewrites(
         spark, COUNTS, table, load_settings(serving={"merge_appends": merge_appends})
     )
 
-    def served() -> list[tuple]:
+    def _served(refresher) -> list[tuple]:
         refresher.ask("counts")  # asked for: reloaded on every commit, never left behind
         refresher.refresh()
         return _rows(refresher.state.views["counts"])
 
-    assert served() == [("a", 1)]
+    assert _served(refresher) == [("a", 1)]
     first_base = refresher._bases.get("counts")
     _write(spark, path, STATE, [("a", 1), ("b", 4)])
-    assert served() == [("a", 2), ("b", 4)]
+    assert _served(refresher) == [("a", 2), ("b", 4)]
     _write(spark, path, STATE, [("b", 1)], mode="overwrite", replaceWhere=f"{PART} = '{STATE}'")
-    assert served() == [("b", 1)]
+    assert _served(refresher) == [("b", 1)]
     _write(spark, path, STATE, [("c", 7)])
-    assert served() == [("b", 1), ("c", 7)]
+    assert _served(refresher) == [("b", 1), ("c", 7)]
 
     after = refresher._bases.get("counts")
     if merge_appends:
@@ -338,25 +345,20 @@ def test_the_refresher_merges_a_split_views_pending_files_into_its_base_once_ser
     monkeypatch.setattr(refresh, "FOLD_AFTER", 2)
     monkeypatch.setattr(refresh, "SPLIT_FROM", 0)
 
-    def served() -> list[tuple]:
-        refresher.ask("counts")
-        refresher.refresh()
-        return _rows(refresher.state.views["counts"])
-
-    assert served() == [("a", 1), ("b", 2)]
+    assert _served(refresher) == [("a", 1), ("b", 2)]
     first = refresher._bases["counts"]
     _write(spark, path, STATE, [("a", 2)])
-    assert served() == [("a", 3), ("b", 2)]
+    assert _served(refresher) == [("a", 3), ("b", 2)]
     pending = refresher._bases["counts"]
     assert len(pending.pending) == 1 and pending.merged is first.merged
     newest = _write(spark, path, STATE, [("c", 4), ("b", 1)])
-    assert served() == [("a", 3), ("b", 3), ("c", 4)]
+    assert _served(refresher) == [("a", 3), ("b", 3), ("c", 4)]
     folded = refresher._bases["counts"]
     assert folded.pending == () and folded.version == newest
     assert sorted(tuple(r) for r in folded.merged.collect()) == [("a", 3), ("b", 3), ("c", 4)]
     assert not holds(spark, first.merged), "the base folded into is released"
     _write(spark, path, STATE, [("d", 1)])
-    assert served() == [("a", 3), ("b", 3), ("c", 4), ("d", 1)]
+    assert _served(refresher) == [("a", 3), ("b", 3), ("c", 4), ("d", 1)]
     refresher.stop()
 
 
@@ -370,17 +372,12 @@ def test_a_split_view_serving_fewer_rows_than_split_from_is_merged_whole_on_each
     refresher = _refresher(spark, split, table)
     monkeypatch.setattr(refresh, "SPLIT_FROM", 3)
 
-    def served() -> list[tuple]:
-        refresher.ask("counts")
-        refresher.refresh()
-        return _rows(refresher.state.views["counts"])
-
-    assert served() == [("a", 1), ("b", 2)]
+    assert _served(refresher) == [("a", 1), ("b", 2)]
     newest = _write(spark, path, STATE, [("a", 2), ("c", 1)])
-    assert served() == [("a", 3), ("b", 2), ("c", 1)]
+    assert _served(refresher) == [("a", 3), ("b", 2), ("c", 1)]
     whole = refresher._bases["counts"]
     assert whole.pending == () and whole.version == newest, "two rows served: merged whole"
     _write(spark, path, STATE, [("b", 5)])
-    assert served() == [("a", 3), ("b", 7), ("c", 1)]
+    assert _served(refresher) == [("a", 3), ("b", 7), ("c", 1)]
     assert len(refresher._bases["counts"].pending) == 1, "three rows served: split"
     refresher.stop()
