@@ -84,7 +84,8 @@ def _rows(snapshot) -> list[tuple]:
 
 
 def _served(refresher: Refresher) -> list[tuple]:
-    """The rows of ``counts`` once the refresher has reloaded it, asked for first."""
+    """The rows of ``counts`` once the refresher has reloaded it, asked for first (so
+    reloaded on every commit, never left behind as idle)."""
     refresher.ask("counts")
     refresher.refresh()
     return _rows(refresher.state.views["counts"])
@@ -234,11 +235,6 @@ def test_the_refresher_serves_each_commit_and_keeps_a_base_between_rewrites(
     refresher = _refresher(
         spark, COUNTS, table, load_settings(serving={"merge_appends": merge_appends})
     )
-
-    def _served(refresher) -> list[tuple]:
-        refresher.ask("counts")  # asked for: reloaded on every commit, never left behind
-        refresher.refresh()
-        return _rows(refresher.state.views["counts"])
 
     assert _served(refresher) == [("a", 1)]
     first_base = refresher._bases.get("counts")
