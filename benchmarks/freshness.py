@@ -54,7 +54,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, TypedDict
@@ -278,6 +278,7 @@ def run_lk(
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5)
     seen: dict[int, float] = {}
     versions: dict[int, float] = {}  # the lane log's version -> when first served
+    reloaded: dict[int, float] = {}  # the same -> when lk serve's reload of it ended
     pointed: dict[int, float] = {}  # the same, to a point query (one key: no rows to send)
     polls: list[tuple[float, int]] = []  # (seconds a GET took, rows it returned)
     point = httpx.Client(base_url=client.base_url, timeout=5)
@@ -293,7 +294,10 @@ def run_lk(
         if reply.status_code not in (200, 304):
             return
         now = time.time()
-        versions.setdefault(int(reply.headers["X-Table-Version"]), now)
+        version = int(reply.headers["X-Table-Version"])
+        versions.setdefault(version, now)
+        if version not in reloaded:
+            reloaded[version] = utc_epoch(reply.headers["X-Refreshed-At"])
         if reply.status_code == 304:
             return
         rows = reply.json()
@@ -354,7 +358,7 @@ def run_lk(
         stop_all(procs)
         client.close()
         point.close()
-    result = served_lane(settings, args, report, seen, versions, commits, polls, pointed)
+    result = served_lane(settings, args, report, seen, versions, commits, polls, pointed, reloaded)
     result["storage_over_time"] = [
         {"minute": round((when - report.started_at) / 60, 1), **sizes} for when, sizes in kept
     ]
@@ -566,6 +570,7 @@ def served_lane(
     commits: LaneCommits,
     polls: list[tuple[float, int]],
     pointed: dict[int, float] | None = None,
+    reloaded: dict[int, float] | None = None,
 ) -> dict[str, Any]:
     """The figures of a contender that serves ``lk speed``'s lane (lk, the serving floor).
 
@@ -574,12 +579,16 @@ def served_lane(
     steady phase and per slice; the lane's micro-batches per slice; ``polls`` of the
     view, the later half of them (a watcher's GETs: none for the floor). ``pointed``:
     when each version first answered a point query (:data:`POINT_QUERY`; lk only).
+    ``reloaded``: when ``lk serve``'s reload of each version ended (lk only).
     """
     result = latencies(report, seen, args.discard)
     steady_from = report.started_at + args.discard
     committed = commits.times()
     result["serving"] = serving_split(
-        committed, {v: t for v, t in shown.items() if t >= steady_from}, polls[len(polls) // 2 :]
+        committed,
+        {v: t for v, t in shown.items() if t >= steady_from},
+        polls[len(polls) // 2 :],
+        reloaded,
     )
     point: dict[str, list[tuple[float, float]]] = {}
     if pointed is not None:
@@ -609,23 +618,38 @@ def served_lane(
 
 
 def serving_split(
-    committed: dict[int, float], versions: dict[int, float], polls: list[tuple[float, int]]
+    committed: dict[int, float],
+    versions: dict[int, float],
+    polls: list[tuple[float, int]],
+    reloaded: dict[int, float] | None = None,
 ) -> dict[str, Any]:
     """How long ``lk serve`` took to show each lane commit, and what a watcher's GET cost.
 
     A version's lag is from the lane's Delta commit (``committed``: version -> when) to
     the first GET that answered from it: the refresher's wait for its next check, the
     reload (a Spark job), and the poll. Versions the refresher skipped (a newer one came
-    before it reloaded) are not counted.
+    before it reloaded) are not counted. With ``reloaded`` (version -> when the reload
+    ended, the snapshot's ``X-Refreshed-At``) the lag is cut in two there: the wait and
+    the reload, then the publish and the watcher's poll and GET.
     """
     lags = [seen - committed[v] for v, seen in versions.items() if v in committed]
-    return {
+    split: dict[str, Any] = {
         "versions_served": len(lags),
         "versions_committed": sum(v >= min(versions, default=0) for v in committed),
         "commit_to_served_seconds": summary(lags, 2),
         "watcher_get_seconds": summary([p[0] for p in polls], 3),
         "watcher_rows_per_get": statistics.median(p[1] for p in polls) if polls else None,
     }
+    if reloaded is not None:
+        both = [v for v in versions if v in committed and v in reloaded]
+        split["commit_to_reloaded_seconds"] = summary([reloaded[v] - committed[v] for v in both], 2)
+        split["reloaded_to_served_seconds"] = summary([versions[v] - reloaded[v] for v in both], 2)
+    return split
+
+
+def utc_epoch(stamp: str) -> float:
+    """Epoch seconds of a time ``lk serve`` sends (ISO 8601, UTC: ``...T01:10:00.125Z``)."""
+    return datetime.fromisoformat(stamp).replace(tzinfo=UTC).timestamp()
 
 
 def run_floor(

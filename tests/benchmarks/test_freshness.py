@@ -18,6 +18,7 @@ from benchmarks.freshness import (
     settings_from_env,
     slices,
     stored,
+    utc_epoch,
 )
 from config.settings import load_settings
 from measure.generator import ScheduleReport
@@ -99,6 +100,31 @@ def test_each_served_version_lags_its_own_commit(tmp_path: Path) -> None:
         "p99": 2.0,
         "max": 2.0,
     }
+
+
+def test_a_served_version_s_lag_is_cut_where_its_reload_ended(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    _commit(log, 8, 1_006_000)
+    _commit(log, 9, 1_012_000)
+    commits = LaneCommits(log)
+    commits.read_new()
+
+    reloaded = {8: 1_006.75, 9: 1_012.25}  # version 9's reload ended 0.25 s after its commit
+    split = serving_split(commits.times(), {8: 1_007.5, 9: 1_012.5}, [], reloaded)
+
+    assert split["commit_to_served_seconds"]["max"] == 1.5
+    assert split["commit_to_reloaded_seconds"] == {
+        "n": 2,
+        "p50": 0.25,  # the nearest rank, as for the whole lag above
+        "p95": 0.75,
+        "p99": 0.75,
+        "max": 0.75,
+    }
+    assert split["reloaded_to_served_seconds"]["max"] == 0.75
+
+
+def test_the_reload_time_lk_serve_sends_is_read_as_utc() -> None:
+    assert utc_epoch("1970-01-01T00:00:01.250Z") == 1.25
 
 
 def test_figures_per_slice_group_by_when_they_happened() -> None:
